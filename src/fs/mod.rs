@@ -1,0 +1,4 @@
+//! What several tools share about the file system.
+
+pub mod atomic_write;
+pub mod walk;

@@ -1,0 +1,1 @@
+//! PLACEHOLDER: the pattern walker, shared by glob and grep.

@@ -1,0 +1,158 @@
+//! The output limit (CONTRACT §5): `IKIGAI_TOOLS_MAX_OUTPUT` bytes, 16 MiB by
+//! default, `0` for none. Past it the first and the last half are kept and
+//! one line between them says what was left out. Memory stays bounded by the
+//! limit whatever is pushed: the middle is counted, not stored.
+
+use std::collections::VecDeque;
+
+pub const ENV_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
+pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
+
+/// The limit in force: `None` when there is none. A value that is not a
+/// number is ignored in favour of the default rather than lifting the bound.
+pub fn max_output() -> Option<usize> {
+    parse_limit(std::env::var(ENV_VAR).ok().as_deref())
+}
+
+fn parse_limit(value: Option<&str>) -> Option<usize> {
+    match value.map(str::trim).map(str::parse::<u64>) {
+        Some(Ok(0)) => None,
+        Some(Ok(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+        _ => Some(DEFAULT_MAX_OUTPUT),
+    }
+}
+
+/// Collects output up to a limit, keeping its head and its tail.
+#[derive(Debug)]
+pub struct Bounded {
+    limit: Option<usize>,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    /// Bytes pushed in all.
+    total: u64,
+}
+
+impl Bounded {
+    pub fn new(limit: Option<usize>) -> Bounded {
+        Bounded { limit, head: Vec::new(), tail: VecDeque::new(), total: 0 }
+    }
+
+    /// With the limit of the environment.
+    pub fn from_env() -> Bounded {
+        Bounded::new(max_output())
+    }
+
+    fn head_cap(&self) -> usize {
+        self.limit.map_or(usize::MAX, |l| l - l / 2)
+    }
+
+    fn tail_cap(&self) -> usize {
+        self.limit.map_or(0, |l| l / 2)
+    }
+
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = self.head_cap().saturating_sub(self.head.len());
+        if room > 0 {
+            let take = room.min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        let cap = self.tail_cap();
+        if bytes.len() >= cap {
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - cap..]);
+            return;
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(cap);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
+    }
+
+    /// Bytes pushed in all.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes that were pushed but are not kept.
+    pub fn omitted(&self) -> u64 {
+        self.total - self.head.len() as u64 - self.tail.len() as u64
+    }
+
+    /// The kept head (the part before any omission).
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The output with the standard marker where bytes were left out.
+    pub fn finish(self) -> Vec<u8> {
+        self.finish_with(|omitted| format!("[... {omitted} bytes omitted ...]"))
+    }
+
+    /// The output with a marker of the caller's making (file_read says
+    /// where to continue). The marker stands on a line of its own.
+    pub fn finish_with(self, marker: impl FnOnce(u64) -> String) -> Vec<u8> {
+        let omitted = self.omitted();
+        let mut out = self.head;
+        if omitted > 0 {
+            if !out.ends_with(b"\n") {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(marker(omitted).as_bytes());
+            out.push(b'\n');
+        }
+        let (a, b) = self.tail.as_slices();
+        out.extend_from_slice(a);
+        out.extend_from_slice(b);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_values() {
+        assert_eq!(parse_limit(None), Some(DEFAULT_MAX_OUTPUT));
+        assert_eq!(parse_limit(Some("0")), None);
+        assert_eq!(parse_limit(Some("100")), Some(100));
+        assert_eq!(parse_limit(Some("lots")), Some(DEFAULT_MAX_OUTPUT));
+    }
+
+    #[test]
+    fn under_the_limit_everything_is_kept() {
+        let mut b = Bounded::new(Some(10));
+        b.push(b"hello");
+        b.push(b"world");
+        assert_eq!(b.finish(), b"helloworld");
+    }
+
+    #[test]
+    fn past_the_limit_head_and_tail_are_kept() {
+        let mut b = Bounded::new(Some(10));
+        for chunk in [&b"0123"[..], b"4567", b"89ab", b"cdef"] {
+            b.push(chunk);
+        }
+        assert_eq!(b.omitted(), 6);
+        assert_eq!(b.finish(), b"01234\n[... 6 bytes omitted ...]\nbcdef");
+    }
+
+    #[test]
+    fn one_huge_push_keeps_its_own_tail() {
+        let mut b = Bounded::new(Some(4));
+        b.push(b"abcdefghij");
+        assert_eq!(b.finish(), b"ab\n[... 6 bytes omitted ...]\nij");
+    }
+
+    #[test]
+    fn no_limit_keeps_all() {
+        let mut b = Bounded::new(None);
+        b.push(&[7u8; 100_000]);
+        assert_eq!(b.omitted(), 0);
+        assert_eq!(b.finish().len(), 100_000);
+    }
+}

@@ -1,0 +1,273 @@
+//! One call of a tool: the argument object in, one JSON object out.
+//!
+//! Two dialects share everything but where the arguments come from and how
+//! an error is signalled:
+//! - ikigai: arguments on stdin, the answer on stdout, exit 0 even for an
+//!   error envelope (bad input is echoed on stderr as one line);
+//! - shellclaw: arguments in `$1`, stdin untouched, exit 1 and the message
+//!   on stderr when the answer is an error envelope.
+
+use std::io::{self, Read, Write};
+
+use serde_json::{Map, Value};
+
+use crate::error::ToolError;
+use crate::json::{self, Field};
+
+/// A tool's successful answer: its fields in the order they are printed.
+pub type Answer = Vec<(&'static str, Field)>;
+
+/// What a tool's `run` returns.
+pub type Outcome = Result<Answer, ToolError>;
+
+/// Where the argument object came from, which decides how errors end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// ikigai: arguments on stdin, always exit 0.
+    Ikigai,
+    /// shellclaw: arguments in `$1`, exit 1 on an error envelope.
+    Shellclaw,
+}
+
+/// The parsed argument object, with typed accessors whose errors name the
+/// parameter and the type expected.
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    map: Map<String, Value>,
+}
+
+impl Args {
+    /// Parses the raw argument text: exactly one JSON object, nothing after
+    /// it but whitespace.
+    pub fn parse(bytes: &[u8]) -> Result<Args, ToolError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(ToolError::InvalidJson(
+                "invalid JSON: empty input, expected an object of arguments".to_owned(),
+            ));
+        }
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            // serde_json's message ends with " at line L column C"; put the
+            // position first so that the message reads the same everywhere.
+            let text = e.to_string();
+            let detail = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
+            ToolError::InvalidJson(format!(
+                "invalid JSON at line {} column {}: {}",
+                e.line(),
+                e.column(),
+                detail
+            ))
+        })?;
+        match value {
+            Value::Object(map) => Ok(Args { map }),
+            other => Err(ToolError::InvalidJson(format!(
+                "invalid JSON: expected an object of arguments, got {}",
+                type_name(&other)
+            ))),
+        }
+    }
+
+    /// Builds arguments from a map (for callers inside the crate and tests).
+    pub fn from_map(map: Map<String, Value>) -> Args {
+        Args { map }
+    }
+
+    /// The value of a parameter; `null` counts as absent.
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    pub fn required_str(&self, name: &str) -> Result<&str, ToolError> {
+        self.optional_str(name)?.ok_or_else(|| missing(name))
+    }
+
+    pub fn optional_str(&self, name: &str) -> Result<Option<&str>, ToolError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(wrong_type(name, "a string")),
+        }
+    }
+
+    /// A required path: a non-empty string without NUL bytes (the kernel
+    /// cannot take either, and the model should hear why).
+    pub fn required_path(&self, name: &str) -> Result<&str, ToolError> {
+        let path = self.required_str(name)?;
+        check_path(name, path)?;
+        Ok(path)
+    }
+
+    /// An optional path; an empty string counts as absent (seed 000: "Empty
+    /// path: defaults to current directory").
+    pub fn optional_path(&self, name: &str) -> Result<Option<&str>, ToolError> {
+        match self.optional_str(name)? {
+            None | Some("") => Ok(None),
+            Some(path) => {
+                check_path(name, path)?;
+                Ok(Some(path))
+            }
+        }
+    }
+
+    /// An integer; a number with an integral value (`2.0`) counts too.
+    /// Values beyond the range of i64 are clamped: as an offset or a limit
+    /// they mean "past anything a file can hold" either way.
+    pub fn optional_int(&self, name: &str) -> Result<Option<i64>, ToolError> {
+        let Some(value) = self.get(name) else {
+            return Ok(None);
+        };
+        let Value::Number(n) = value else {
+            return Err(wrong_type(name, "an integer"));
+        };
+        if let Some(i) = n.as_i64() {
+            return Ok(Some(i));
+        }
+        if n.as_u64().is_some() {
+            return Ok(Some(i64::MAX));
+        }
+        match n.as_f64() {
+            Some(f) if f.is_finite() && f.fract() == 0.0 => {
+                // `as` saturates at the bounds of i64.
+                Ok(Some(f as i64))
+            }
+            _ => Err(wrong_type(name, "an integer")),
+        }
+    }
+
+    pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(wrong_type(name, "a boolean")),
+        }
+    }
+}
+
+fn check_path(name: &str, path: &str) -> Result<(), ToolError> {
+    if path.is_empty() {
+        return Err(ToolError::InvalidArg(format!("parameter {name} must not be empty")));
+    }
+    if path.contains('\0') {
+        return Err(ToolError::InvalidArg(format!("parameter {name} must not contain NUL bytes")));
+    }
+    Ok(())
+}
+
+fn missing(name: &str) -> ToolError {
+    ToolError::InvalidArg(format!("missing required parameter: {name}"))
+}
+
+fn wrong_type(name: &str, expected: &str) -> ToolError {
+    ToolError::InvalidArg(format!("parameter {name} must be {expected}"))
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads the whole of stdin (ikigai dialect).
+pub fn read_stdin() -> Result<Vec<u8>, ToolError> {
+    let mut buf = Vec::new();
+    io::stdin()
+        .lock()
+        .read_to_end(&mut buf)
+        .map_err(|e| ToolError::InvalidJson(format!("invalid JSON: cannot read stdin: {e}")))?;
+    Ok(buf)
+}
+
+/// Writes the answer (or the error envelope) to stdout, echoes errors on
+/// stderr where the dialect wants it, and returns the process exit code.
+pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let written = match outcome {
+        Ok(fields) => json::write_object(&mut out, fields),
+        Err(err) => json::write_object(
+            &mut out,
+            &[
+                ("error", Field::Text(err.to_string().into_bytes())),
+                ("error_code", Field::Text(err.code().as_bytes().to_vec())),
+            ],
+        ),
+    };
+    // A host that closed its end of the pipe no longer wants the answer:
+    // that is not an error of ours.
+    let _ = written.and_then(|()| out.flush());
+    match outcome {
+        Ok(_) => 0,
+        Err(err) => {
+            let echo = err.is_bad_input() || dialect == Dialect::Shellclaw;
+            if echo {
+                let _ = writeln!(io::stderr(), "{}", one_line(&err.to_string()));
+            }
+            match dialect {
+                Dialect::Ikigai => 0,
+                Dialect::Shellclaw => 1,
+            }
+        }
+    }
+}
+
+/// Folds a message onto one line, for stderr and for regex errors.
+pub fn one_line(text: &str) -> String {
+    text.split(['\n', '\r']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(text: &str) -> Args {
+        Args::parse(text.as_bytes()).unwrap()
+    }
+
+    fn err(text: &str) -> String {
+        Args::parse(text.as_bytes()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn malformed_json_names_the_position() {
+        assert_eq!(err(""), "invalid JSON: empty input, expected an object of arguments");
+        assert_eq!(err("[1]"), "invalid JSON: expected an object of arguments, got an array");
+        assert_eq!(err(r#"{"a":1} x"#), "invalid JSON at line 1 column 9: trailing characters");
+        assert_eq!(err(r#"{"a":"#), "invalid JSON at line 1 column 5: EOF while parsing a value");
+    }
+
+    #[test]
+    fn integers_accept_integral_numbers_and_clamp() {
+        let a = args(r#"{"a":2.0,"b":18446744073709551615,"c":-1e300,"d":2.5,"e":"3","f":null}"#);
+        assert_eq!(a.optional_int("a"), Ok(Some(2)));
+        assert_eq!(a.optional_int("b"), Ok(Some(i64::MAX)));
+        assert_eq!(a.optional_int("c"), Ok(Some(i64::MIN)));
+        assert_eq!(a.optional_int("d").unwrap_err().to_string(), "parameter d must be an integer");
+        assert_eq!(a.optional_int("e").unwrap_err().to_string(), "parameter e must be an integer");
+        assert_eq!(a.optional_int("f"), Ok(None));
+    }
+
+    #[test]
+    fn paths_must_be_nonempty_and_free_of_nul() {
+        let a = args(r#"{"p":"","q":"a\u0000b","r":"ok"}"#);
+        assert_eq!(a.required_path("p").unwrap_err().to_string(), "parameter p must not be empty");
+        assert_eq!(
+            a.required_path("q").unwrap_err().to_string(),
+            "parameter q must not contain NUL bytes"
+        );
+        assert_eq!(a.required_path("x").unwrap_err().to_string(), "missing required parameter: x");
+        assert_eq!(a.optional_path("p"), Ok(None));
+        assert_eq!(a.required_path("r"), Ok("ok"));
+    }
+
+    #[test]
+    fn one_line_folds_multiline_errors() {
+        assert_eq!(
+            one_line("regex parse error:\n    (\n    ^\nerror: unclosed group"),
+            "regex parse error: ( ^ error: unclosed group"
+        );
+    }
+}

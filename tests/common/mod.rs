@@ -1,0 +1,248 @@
+//! The test harness: a fixture tree in a temporary directory and the real
+//! binary run through a symlink, as a host runs it (`argv[0]` dispatch,
+//! JSON on stdin or in `$1`, one JSON object back).
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The binary cargo built for the tests.
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ikigai-tools"))
+}
+
+/// Stores snapshots in the top-level `snapshots/` directory.
+#[macro_export]
+macro_rules! snap {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+            insta::assert_json_snapshot!($name, $value);
+        })
+    };
+}
+
+/// A temporary directory with `bin/` (links to the binary) and `work/` (the
+/// fixture tree, and the tools' working directory).
+pub struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let root = tempfile::Builder::new().prefix("ikigai-tools-test").tempdir().expect("tempdir");
+        // World-traversable, so that a tool run as `nobody` reaches the fixtures.
+        fs::set_permissions(root.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+        fs::create_dir(root.path().join("bin")).expect("mkdir bin");
+        fs::create_dir(root.path().join("work")).expect("mkdir work");
+        Env { root }
+    }
+
+    /// The working directory of the tools: fixtures go here.
+    pub fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    /// A path under `work/`.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.work().join(rel)
+    }
+
+    /// Writes a fixture file, creating its directories.
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).expect("mkdir -p");
+        }
+        fs::write(&p, contents).expect("write fixture");
+        p
+    }
+
+    pub fn mkdir(&self, rel: &str) -> PathBuf {
+        let p = self.path(rel);
+        fs::create_dir_all(&p).expect("mkdir -p");
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        fs::read(self.path(rel)).expect("read fixture")
+    }
+
+    /// A symlink named `name` in `bin/` that points at the binary.
+    pub fn link(&self, name: &str) -> PathBuf {
+        let link = self.root.path().join("bin").join(name);
+        if fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(binary(), &link).expect("symlink");
+        }
+        link
+    }
+
+    /// A call of the tool (or suite) linked as `name`, in `work/`.
+    pub fn cmd(&self, name: &str) -> Call {
+        let mut command = Command::new(self.link(name));
+        command.current_dir(self.work());
+        Call { command, stdin: None, as_nobody: false, timeout: Duration::from_secs(120) }
+    }
+
+    /// The ikigai dialect: arguments on stdin.
+    pub fn run(&self, name: &str, stdin: &str) -> Ran {
+        self.cmd(name).stdin(stdin).run()
+    }
+
+    /// The ikigai dialect with a JSON value, expecting a clean exit 0 and
+    /// returning the answer object.
+    pub fn call(&self, name: &str, args: Value) -> Value {
+        let ran = self.run(name, &args.to_string());
+        assert_eq!(ran.code, Some(0), "exit code; stderr: {}", ran.stderr);
+        ran.json()
+    }
+
+    /// The shellclaw dialect: arguments in `$1`.
+    pub fn run_arg(&self, name: &str, arg: &str) -> Ran {
+        self.cmd(name).arg(arg).run()
+    }
+}
+
+pub struct Call {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+    as_nobody: bool,
+    timeout: Duration,
+}
+
+impl Call {
+    pub fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Call {
+        self.command.arg(a);
+        self
+    }
+
+    pub fn stdin(mut self, input: impl AsRef<[u8]>) -> Call {
+        self.stdin = Some(input.as_ref().to_vec());
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Call {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Call {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn timeout(mut self, t: Duration) -> Call {
+        self.timeout = t;
+        self
+    }
+
+    /// Runs the tool as uid/gid 65534 so that permission checks hold under
+    /// root (CI runs the tests as root).
+    pub fn as_nobody(mut self) -> Call {
+        self.as_nobody = true;
+        self
+    }
+
+    pub fn run(self) -> Ran {
+        let Call { command, stdin, as_nobody, timeout } = self;
+        let mut command = if as_nobody && is_root() {
+            let mut wrapped = Command::new("setpriv");
+            wrapped.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+            wrapped.arg(command.get_program()).args(command.get_args());
+            if let Some(dir) = command.get_current_dir() {
+                wrapped.current_dir(dir);
+            }
+            for (k, v) in command.get_envs() {
+                match v {
+                    Some(v) => wrapped.env(k, v),
+                    None => wrapped.env_remove(k),
+                };
+            }
+            wrapped
+        } else {
+            command
+        };
+        command
+            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("spawn the tool");
+        if let Some(input) = stdin {
+            let mut pipe = child.stdin.take().expect("stdin pipe");
+            // A tool may answer without reading everything: ignore EPIPE.
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&input);
+            });
+        }
+        let stdout = child.stdout.take().expect("stdout pipe");
+        let stderr = child.stderr.take().expect("stderr pipe");
+        let out_reader = std::thread::spawn(move || read_all(stdout));
+        let err_reader = std::thread::spawn(move || read_all(stderr));
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if start.elapsed() > timeout {
+                let _ = child.kill();
+                panic!("the tool did not finish within {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        Ran {
+            stdout: out_reader.join().expect("stdout reader"),
+            stderr: String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned(),
+            code: status.code(),
+            signal: status.signal(),
+            elapsed: start.elapsed(),
+        }
+    }
+}
+
+fn read_all(mut r: impl std::io::Read) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let _ = r.read_to_end(&mut buf);
+    buf
+}
+
+pub fn is_root() -> bool {
+    nix::unistd::Uid::effective().is_root()
+}
+
+/// What one run of the binary gave.
+#[derive(Debug)]
+pub struct Ran {
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub elapsed: Duration,
+}
+
+impl Ran {
+    /// The one JSON object on stdout: compact, no trailing newline, nothing
+    /// after it.
+    pub fn json(&self) -> Value {
+        let text = std::str::from_utf8(&self.stdout).expect("stdout is UTF-8");
+        assert!(text.starts_with('{') && text.ends_with('}'), "one compact object on stdout, got {text:?}");
+        let v: Value = serde_json::from_str(text).expect("stdout is one JSON value");
+        assert!(v.is_object(), "stdout is an object");
+        v
+    }
+
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
