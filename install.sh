@@ -1,0 +1,143 @@
+#!/bin/sh
+# Installs ikigai-tools: PREFIX/bin/ikigai-tools and relative symlinks to it in
+# PREFIX/libexec/ikigai/, one per tool, which is where ikigai looks for tools.
+# Run with --help for the options. Idempotent: running it twice changes nothing.
+set -eu
+
+TOOLS="bash file-read file-write file-edit glob grep"
+SHELLCLAW_TOOLS="bash file_read file_write file_edit glob grep"
+
+usage() {
+    cat <<'USAGE'
+Usage: ./install.sh [OPTIONS]
+
+Builds ikigai-tools in release mode (cargo) and installs
+  PREFIX/bin/ikigai-tools
+  PREFIX/libexec/ikigai/{bash,file-read,file-write,file-edit,glob,grep}  (relative symlinks)
+
+Options:
+  --prefix DIR       where to install (default: $PREFIX, else $HOME/.local)
+  --destdir DIR      stage the install under DIR (default: $DESTDIR), for packagers
+  --binary PATH      install this binary instead of building one
+  --tool-suffix      name the links <tool>-tool (file-read-tool), as current ikigai
+                     releases scan for, instead of <tool>
+  --shellclaw DIR    also fill the shellclaw tools directory DIR with links named by
+                     schema name (bash, file_read, ...)
+  --uninstall        remove what an install made (with --shellclaw DIR, there too)
+  -h, --help         this text
+USAGE
+}
+
+prefix="${PREFIX:-${HOME:?HOME is not set; give --prefix}/.local}"
+destdir="${DESTDIR:-}"
+binary=""
+suffix=""
+shellclaw=""
+uninstall=0
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
+        --prefix=*) prefix="${1#*=}"; shift ;;
+        --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
+        --destdir=*) destdir="${1#*=}"; shift ;;
+        --binary) binary="${2:?--binary needs a path}"; shift 2 ;;
+        --binary=*) binary="${1#*=}"; shift ;;
+        --tool-suffix) suffix="-tool"; shift ;;
+        --shellclaw) shellclaw="${2:?--shellclaw needs a directory}"; shift 2 ;;
+        --shellclaw=*) shellclaw="${1#*=}"; shift ;;
+        --uninstall) uninstall=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "install.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+case "$prefix" in
+    /*) ;;
+    *) echo "install.sh: --prefix must be an absolute path, got '$prefix'" >&2; exit 2 ;;
+esac
+
+root="$destdir$prefix"
+bindir="$root/bin"
+libexec="$root/libexec/ikigai"
+target="$bindir/ikigai-tools"
+
+say() { printf '%s\n' "$*"; }
+
+# Removes a symlink only if it is one of ours (it points at an ikigai-tools
+# binary), so that an uninstall never deletes somebody else's tool.
+remove_our_link() {
+    if [ -L "$1" ]; then
+        case "$(readlink "$1")" in
+            *ikigai-tools) rm -f "$1"; say "removed $1" ;;
+        esac
+    fi
+}
+
+# Makes LINK a relative symlink to $target, unless it already is one.
+make_link() {
+    link="$1"
+    if [ -e "$link" ] && [ ! -L "$link" ]; then
+        echo "install.sh: $link exists and is not a symlink; leaving it alone" >&2
+        return 1
+    fi
+    rel="$(realpath -m --relative-to="$(dirname "$link")" "$target")"
+    if [ -L "$link" ] && [ "$(readlink "$link")" = "$rel" ]; then
+        say "unchanged $link -> $rel"
+        return 0
+    fi
+    ln -sfn "$rel" "$link"
+    say "linked $link -> $rel"
+}
+
+if [ "$uninstall" -eq 1 ]; then
+    for t in $TOOLS; do
+        remove_our_link "$libexec/$t"
+        remove_our_link "$libexec/$t-tool"
+    done
+    if [ -n "$shellclaw" ]; then
+        for t in $SHELLCLAW_TOOLS; do remove_our_link "$shellclaw/$t"; done
+    fi
+    if [ -f "$target" ]; then rm -f "$target"; say "removed $target"; fi
+    rmdir "$libexec" 2>/dev/null && say "removed $libexec" || true
+    say "ikigai-tools uninstalled from $root"
+    exit 0
+fi
+
+if [ -z "$binary" ]; then
+    here="$(cd "$(dirname "$0")" && pwd)"
+    command -v cargo >/dev/null 2>&1 || {
+        echo "install.sh: cargo not found; install Rust (https://rustup.rs) or pass --binary" >&2
+        exit 1
+    }
+    say "building ikigai-tools (cargo build --release)"
+    (cd "$here" && cargo build --release --locked --quiet)
+    binary="$here/target/release/ikigai-tools"
+fi
+[ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
+
+mkdir -p "$bindir" "$libexec"
+if [ -f "$target" ] && cmp -s "$binary" "$target"; then
+    say "unchanged $target"
+else
+    # Copy then rename, so that a running tool never sees a half-written binary.
+    tmp="$bindir/.ikigai-tools.install.$$"
+    cp "$binary" "$tmp"
+    chmod 0755 "$tmp"
+    mv -f "$tmp" "$target"
+    say "installed $target"
+fi
+
+status=0
+for t in $TOOLS; do
+    # One naming style at a time: drop our links of the other style.
+    if [ -n "$suffix" ]; then remove_our_link "$libexec/$t"; else remove_our_link "$libexec/$t-tool"; fi
+    make_link "$libexec/$t$suffix" || status=1
+done
+if [ -n "$shellclaw" ]; then
+    mkdir -p "$shellclaw"
+    for t in $SHELLCLAW_TOOLS; do make_link "$shellclaw/$t" || status=1; done
+fi
+
+say "done; try: echo '{\"command\":\"echo hello\"}' | $libexec/bash$suffix"
+exit "$status"

@@ -1,0 +1,146 @@
+//! Which tool a run is: by the name of the link (`argv[0]`) or by the first
+//! argument of `ikigai-tools`; the suite's own usage, version and errors.
+
+mod common;
+use common::*;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const TOOLS: [(&str, &str); 6] = [
+    ("bash", "bash"),
+    ("file_read", "file-read"),
+    ("file_write", "file-write"),
+    ("file_edit", "file-edit"),
+    ("glob", "glob"),
+    ("grep", "grep"),
+];
+
+fn schema_of(env: &Env, link: &str, flag: &str) -> String {
+    let ran = env.cmd(link).arg(flag).run();
+    assert_eq!(ran.code, Some(0), "{link} {flag}: {}", ran.stderr);
+    assert_eq!(ran.stderr, "");
+    ran.stdout_text()
+}
+
+#[test]
+fn schemas_are_those_of_seed_000() {
+    let env = Env::new();
+    for (name, command) in TOOLS {
+        let text = schema_of(&env, command, "--schema");
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+            insta::assert_snapshot!(format!("schema_{name}"), text);
+        });
+        // Pretty with two-space indents and one trailing newline.
+        assert!(text.starts_with("{\n  \"name\": ") && text.ends_with("}\n") && !text.ends_with("\n\n"));
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["name"], name);
+    }
+}
+
+#[test]
+fn every_spelling_of_a_name_runs_its_tool() {
+    let env = Env::new();
+    for (name, command) in TOOLS {
+        let expected = schema_of(&env, command, "--schema");
+        let spellings = [
+            name.to_owned(),
+            format!("{name}_tool"),
+            format!("{name}-tool"),
+            format!("{command}-tool"),
+            format!("{command}_tool"),
+            format!("{name}.sh"),
+            format!("{command}-tool.py"),
+        ];
+        for spelling in spellings {
+            assert_eq!(schema_of(&env, &spelling, "--schema"), expected, "{spelling}");
+        }
+        assert_eq!(schema_of(&env, command, "--describe"), expected, "{command} --describe");
+        let suite = env.cmd("ikigai-tools").arg(name).arg("--schema").run();
+        assert_eq!(suite.stdout_text(), expected, "ikigai-tools {name}");
+        let suite = env.cmd("ikigai-tools").arg(format!("{command}-tool")).arg("--describe").run();
+        assert_eq!(suite.stdout_text(), expected, "ikigai-tools {command}-tool");
+    }
+}
+
+#[test]
+fn schema_does_not_read_stdin() {
+    // stdin is a pipe whose writer stays open: a tool that read it would hang.
+    let env = Env::new();
+    let mut child = Command::new(env.link("grep"))
+        .arg("--schema")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut writer = child.stdin.take().unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 15, "--schema waited for stdin");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _ = writer.write_all(b"late");
+}
+
+#[test]
+fn suite_alone_prints_usage_listing_the_tools() {
+    let env = Env::new();
+    for args in [&[][..], &["--help"], &["-h"]] {
+        let mut call = env.cmd("ikigai-tools");
+        for a in args {
+            call = call.arg(a);
+        }
+        let ran = call.run();
+        assert_eq!(ran.code, Some(0), "{args:?}");
+        let text = ran.stdout_text();
+        assert!(text.starts_with("The tools a language model uses"), "{args:?}: {text}");
+        assert!(text.contains("Usage: ikigai-tools [COMMAND]"), "{text}");
+        for (_, command) in TOOLS {
+            assert!(text.contains(&format!("\n  {command} ")), "{command} listed: {text}");
+        }
+    }
+}
+
+#[test]
+fn version_prints_the_version() {
+    let env = Env::new();
+    let ran = env.cmd("ikigai-tools").arg("--version").run();
+    assert_eq!(ran.code, Some(0));
+    assert_eq!(ran.stdout_text(), format!("ikigai-tools {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn suite_schema_without_a_tool_is_a_usage_error() {
+    // A host that scans a directory holding the binary itself must skip it.
+    let env = Env::new();
+    for flag in ["--schema", "--describe"] {
+        let ran = env.cmd("ikigai-tools").arg(flag).run();
+        assert_eq!(ran.code, Some(2), "{flag}");
+        assert_eq!(ran.stdout_text(), "");
+        assert!(ran.stderr.contains(&format!("unexpected argument '{flag}'")), "{}", ran.stderr);
+    }
+}
+
+#[test]
+fn unknown_tool_name_is_exit_2_with_one_line() {
+    let env = Env::new();
+    let expected = "ikigai-tools: unknown tool 'cat'; the tools are: \
+                    bash, file_read, file_write, file_edit, glob, grep\n";
+    let by_link = env.cmd("cat").stdin("{}").run();
+    assert_eq!((by_link.code, by_link.stderr.as_str(), by_link.stdout.len()), (Some(2), expected, 0));
+    let by_arg = env.cmd("ikigai-tools").arg("cat").arg("--schema").run();
+    assert_eq!((by_arg.code, by_arg.stderr.as_str(), by_arg.stdout.len()), (Some(2), expected, 0));
+}
+
+#[test]
+fn more_than_one_argument_is_a_usage_error() {
+    let env = Env::new();
+    let ran = env.cmd("bash").arg("{}").arg("{}").run();
+    assert_eq!(ran.code, Some(2));
+    assert_eq!(ran.stdout_text(), "");
+    assert!(ran.stderr.starts_with("error: unexpected argument '{}'"), "{}", ran.stderr);
+}

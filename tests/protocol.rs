@@ -1,0 +1,198 @@
+//! The call protocol of CONTRACT §2 and §3, common to all tools: one JSON
+//! object in, exactly one JSON object out; bad input answered, never a
+//! crash or a hang; the shellclaw dialect.
+
+mod common;
+use common::*;
+
+use serde_json::json;
+use std::process::{Command, Stdio};
+
+const LINKS: [&str; 6] = ["bash", "file-read", "file-write", "file-edit", "glob", "grep"];
+
+/// The ikigai dialect answers bad input with the envelope, exit 0, and the
+/// same message as one line on stderr.
+fn assert_bad_input(ran: &Ran, code: &str, message: &str) {
+    assert_eq!(ran.code, Some(0), "exit code");
+    assert_eq!(ran.json(), json!({"error": message, "error_code": code}));
+    assert_eq!(ran.stderr, format!("{message}\n"));
+}
+
+#[test]
+fn empty_stdin_is_invalid_json() {
+    let env = Env::new();
+    for link in LINKS {
+        for input in ["", "  \n"] {
+            let ran = env.run(link, input);
+            assert_bad_input(
+                &ran,
+                "INVALID_JSON",
+                "invalid JSON: empty input, expected an object of arguments",
+            );
+        }
+    }
+}
+
+#[test]
+fn malformed_json_says_where() {
+    let env = Env::new();
+    let cases = [
+        (r#"{"command":"#, "invalid JSON at line 1 column 11: EOF while parsing a value"),
+        (r#"{"command":"x"} {}"#, "invalid JSON at line 1 column 17: trailing characters"),
+        ("{\n'x': 1}", "invalid JSON at line 2 column 1: key must be a string"),
+        ("[1,2]", "invalid JSON: expected an object of arguments, got an array"),
+        ("\"ls\"", "invalid JSON: expected an object of arguments, got a string"),
+        ("null", "invalid JSON: expected an object of arguments, got null"),
+        ("42", "invalid JSON: expected an object of arguments, got a number"),
+    ];
+    for (input, message) in cases {
+        assert_bad_input(&env.run("bash", input), "INVALID_JSON", message);
+    }
+}
+
+#[test]
+fn invalid_utf8_and_deep_nesting_are_answered_not_crashed() {
+    let env = Env::new();
+    let ran = env.cmd("glob").stdin(b"{\"pattern\":\"\xff\"}").run();
+    assert_bad_input(
+        &ran,
+        "INVALID_JSON",
+        "invalid JSON at line 1 column 13: invalid unicode code point",
+    );
+    let deep = format!("{{\"pattern\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let ran = env.run("glob", &deep);
+    assert_bad_input(&ran, "INVALID_JSON", "invalid JSON at line 1 column 138: recursion limit exceeded");
+}
+
+#[test]
+fn missing_required_parameters_are_named() {
+    let env = Env::new();
+    let cases = [
+        ("bash", "{}", "command"),
+        ("file-read", "{}", "file_path"),
+        ("file-write", r#"{"file_path":"a"}"#, "content"),
+        ("file-write", r#"{"content":"a"}"#, "file_path"),
+        ("file-edit", r#"{"file_path":"a","old_string":"x"}"#, "new_string"),
+        ("glob", r#"{"path":"."}"#, "pattern"),
+        ("grep", r#"{"glob":"*"}"#, "pattern"),
+    ];
+    for (link, input, name) in cases {
+        assert_bad_input(
+            &env.run(link, input),
+            "INVALID_ARG",
+            &format!("missing required parameter: {name}"),
+        );
+    }
+}
+
+#[test]
+fn wrong_types_name_the_type_expected() {
+    let env = Env::new();
+    env.write("f.txt", "x\n");
+    let cases = [
+        ("bash", json!({"command": 5}), "parameter command must be a string"),
+        ("file-read", json!({"file_path": "f.txt", "offset": "2"}), "parameter offset must be an integer"),
+        ("file-read", json!({"file_path": "f.txt", "limit": 1.5}), "parameter limit must be an integer"),
+        ("file-read", json!({"file_path": ["f.txt"]}), "parameter file_path must be a string"),
+        (
+            "file-edit",
+            json!({"file_path": "f.txt", "old_string": "x", "new_string": "y", "replace_all": "yes"}),
+            "parameter replace_all must be a boolean",
+        ),
+        ("glob", json!({"pattern": "*", "path": {}}), "parameter path must be a string"),
+        ("grep", json!({"pattern": "x", "glob": false}), "parameter glob must be a string"),
+    ];
+    for (link, args, message) in cases {
+        assert_bad_input(&env.run(link, &args.to_string()), "INVALID_ARG", message);
+    }
+}
+
+#[test]
+fn null_is_absent_extra_keys_are_ignored_integral_floats_count() {
+    let env = Env::new();
+    env.write("f.txt", "one\ntwo\nthree\n");
+    let v = env.call(
+        "file-read",
+        json!({"file_path": "f.txt", "offset": 2.0, "limit": null, "colour": "blue"}),
+    );
+    assert_eq!(v, json!({"output": "two\nthree\n"}));
+    let v = env.call("glob", json!({"pattern": "*.txt", "path": null}));
+    assert_eq!(v, json!({"output": "f.txt", "count": 1}));
+}
+
+#[test]
+fn empty_and_nul_paths_are_invalid_arguments() {
+    let env = Env::new();
+    assert_bad_input(
+        &env.run("file-read", r#"{"file_path":""}"#),
+        "INVALID_ARG",
+        "parameter file_path must not be empty",
+    );
+    assert_bad_input(
+        &env.run("file-write", r#"{"file_path":"a\u0000b","content":""}"#),
+        "INVALID_ARG",
+        "parameter file_path must not contain NUL bytes",
+    );
+}
+
+#[test]
+fn answers_are_compact_with_no_trailing_newline() {
+    let env = Env::new();
+    let ran = env.run("bash", r#"{"command":"echo hi"}"#);
+    assert_eq!(ran.stdout_text(), r#"{"output":"hi","exit_code":0}"#);
+    assert_eq!(ran.stderr, "");
+}
+
+#[test]
+fn shellclaw_takes_arguments_in_dollar_one() {
+    let env = Env::new();
+    let ran = env.run_arg("bash", r#"{"command":"echo hi"}"#);
+    assert_eq!((ran.code, ran.stdout_text(), ran.stderr.as_str()), (Some(0), r#"{"output":"hi","exit_code":0}"#.into(), ""));
+    // A failing command is not a tool error.
+    let ran = env.run_arg("bash", r#"{"command":"exit 3"}"#);
+    assert_eq!((ran.code, ran.json()), (Some(0), json!({"output": "", "exit_code": 3})));
+}
+
+#[test]
+fn shellclaw_errors_exit_1_with_the_message_on_stderr() {
+    let env = Env::new();
+    let ran = env.run_arg("file_read", r#"{"file_path":"missing.txt"}"#);
+    assert_eq!(ran.code, Some(1));
+    assert_eq!(ran.json(), json!({"error": "File not found: missing.txt", "error_code": "FILE_NOT_FOUND"}));
+    assert_eq!(ran.stderr, "File not found: missing.txt\n");
+    let ran = env.run_arg("grep", "{");
+    assert_eq!(ran.code, Some(1));
+    assert_eq!(ran.stderr, "invalid JSON at line 1 column 1: EOF while parsing an object\n");
+    snap!("shellclaw_invalid_json", ran.json());
+}
+
+#[test]
+fn shellclaw_leaves_stdin_alone() {
+    // stdin is a pipe that is never closed: reading it would hang the tool,
+    // and a byte read from it would be lost to the caller.
+    let env = Env::new();
+    let mut child = Command::new(env.link("glob"))
+        .arg(r#"{"pattern":"*"}"#)
+        .current_dir(env.work())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _writer = child.stdin.take().unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed().as_secs() < 15, "the tool waited for stdin");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.stdout, br#"{"output":"","count":0}"#);
+}
+
+#[test]
+fn operation_errors_in_ikigai_dialect_are_quiet_on_stderr() {
+    let env = Env::new();
+    let ran = env.run("file-read", r#"{"file_path":"missing.txt"}"#);
+    assert_eq!(ran.code, Some(0));
+    assert_eq!(ran.stderr, "");
+    snap!("ikigai_file_not_found", ran.json());
+}
