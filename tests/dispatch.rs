@@ -32,7 +32,9 @@ fn schemas_are_those_of_seed_000() {
             insta::assert_snapshot!(format!("schema_{name}"), text);
         });
         // Pretty with two-space indents and one trailing newline.
-        assert!(text.starts_with("{\n  \"name\": ") && text.ends_with("}\n") && !text.ends_with("\n\n"));
+        assert!(
+            text.starts_with("{\n  \"name\": ") && text.ends_with("}\n") && !text.ends_with("\n\n")
+        );
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["name"], name);
     }
@@ -131,7 +133,10 @@ fn unknown_tool_name_is_exit_2_with_one_line() {
     let expected = "ikigai-tools: unknown tool 'cat'; the tools are: \
                     bash, file_read, file_write, file_edit, glob, grep\n";
     let by_link = env.cmd("cat").stdin("{}").run();
-    assert_eq!((by_link.code, by_link.stderr.as_str(), by_link.stdout.len()), (Some(2), expected, 0));
+    assert_eq!(
+        (by_link.code, by_link.stderr.as_str(), by_link.stdout.len()),
+        (Some(2), expected, 0)
+    );
     let by_arg = env.cmd("ikigai-tools").arg("cat").arg("--schema").run();
     assert_eq!((by_arg.code, by_arg.stderr.as_str(), by_arg.stdout.len()), (Some(2), expected, 0));
 }

@@ -57,10 +57,8 @@ fn installs_binary_and_relative_links_then_a_tool_runs() {
     let libexec = prefix.join("libexec/ikigai");
     assert_eq!(listing(&libexec), relative_links(&plain_names(), "../../bin/ikigai-tools"));
 
-    let out = Command::new(libexec.join("bash"))
-        .arg(r#"{"command":"echo installed"}"#)
-        .output()
-        .unwrap();
+    let out =
+        Command::new(libexec.join("bash")).arg(r#"{"command":"echo installed"}"#).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), r#"{"output":"installed","exit_code":0}"#);
     let schema = Command::new(libexec.join("file-read")).arg("--schema").output().unwrap();
     assert!(String::from_utf8_lossy(&schema.stdout).contains("\"name\": \"file_read\""));
@@ -76,7 +74,8 @@ fn second_run_changes_nothing() {
     let (code, out) = install(&["--prefix", p], &[]);
     assert_eq!(code, 0);
     assert_eq!(before, listing(&prefix.join("libexec/ikigai")));
-    let changed: Vec<_> = out.lines().filter(|l| !l.starts_with("unchanged ") && !l.starts_with("done;")).collect();
+    let changed: Vec<_> =
+        out.lines().filter(|l| !l.starts_with("unchanged ") && !l.starts_with("done;")).collect();
     assert!(changed.is_empty(), "second run changed: {changed:?}");
 }
 
@@ -100,8 +99,12 @@ fn tool_suffix_names_replace_the_plain_ones() {
     let (code, _) = install(&["--prefix", p.to_str().unwrap(), "--tool-suffix"], &[]);
     assert_eq!(code, 0);
     let names: Vec<String> = LINKS.iter().map(|s| format!("{s}-tool")).collect();
-    assert_eq!(listing(&p.join("libexec/ikigai")), relative_links(&names, "../../bin/ikigai-tools"));
-    let out = Command::new(p.join("libexec/ikigai/file-read-tool")).arg("--schema").output().unwrap();
+    assert_eq!(
+        listing(&p.join("libexec/ikigai")),
+        relative_links(&names, "../../bin/ikigai-tools")
+    );
+    let out =
+        Command::new(p.join("libexec/ikigai/file-read-tool")).arg("--schema").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"name\": \"file_read\""));
 }
 
@@ -110,10 +113,13 @@ fn shellclaw_directory_gets_schema_names() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("p");
     let tools = tmp.path().join("shellclaw/tools");
-    let (code, _) = install(&["--prefix", p.to_str().unwrap(), "--shellclaw", tools.to_str().unwrap()], &[]);
+    let (code, _) =
+        install(&["--prefix", p.to_str().unwrap(), "--shellclaw", tools.to_str().unwrap()], &[]);
     assert_eq!(code, 0);
-    let names: Vec<String> =
-        ["bash", "file_edit", "file_read", "file_write", "glob", "grep"].iter().map(|s| s.to_string()).collect();
+    let names: Vec<String> = ["bash", "file_edit", "file_read", "file_write", "glob", "grep"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     assert_eq!(listing(&tools), relative_links(&names, "../../p/bin/ikigai-tools"));
     let out = Command::new(tools.join("file_write")).arg("--describe").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"name\": \"file_write\""));
@@ -140,5 +146,8 @@ fn unknown_option_is_refused() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
     let out = Command::new("sh").arg(script).arg("--frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "install.sh: unknown option '--frobnicate' (see --help)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "install.sh: unknown option '--frobnicate' (see --help)\n"
+    );
 }

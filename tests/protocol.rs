@@ -61,7 +61,11 @@ fn invalid_utf8_and_deep_nesting_are_answered_not_crashed() {
     );
     let deep = format!("{{\"pattern\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
     let ran = env.run("glob", &deep);
-    assert_bad_input(&ran, "INVALID_JSON", "invalid JSON at line 1 column 138: recursion limit exceeded");
+    assert_bad_input(
+        &ran,
+        "INVALID_JSON",
+        "invalid JSON at line 1 column 138: recursion limit exceeded",
+    );
 }
 
 #[test]
@@ -91,8 +95,16 @@ fn wrong_types_name_the_type_expected() {
     env.write("f.txt", "x\n");
     let cases = [
         ("bash", json!({"command": 5}), "parameter command must be a string"),
-        ("file-read", json!({"file_path": "f.txt", "offset": "2"}), "parameter offset must be an integer"),
-        ("file-read", json!({"file_path": "f.txt", "limit": 1.5}), "parameter limit must be an integer"),
+        (
+            "file-read",
+            json!({"file_path": "f.txt", "offset": "2"}),
+            "parameter offset must be an integer",
+        ),
+        (
+            "file-read",
+            json!({"file_path": "f.txt", "limit": 1.5}),
+            "parameter limit must be an integer",
+        ),
         ("file-read", json!({"file_path": ["f.txt"]}), "parameter file_path must be a string"),
         (
             "file-edit",
@@ -147,7 +159,10 @@ fn answers_are_compact_with_no_trailing_newline() {
 fn shellclaw_takes_arguments_in_dollar_one() {
     let env = Env::new();
     let ran = env.run_arg("bash", r#"{"command":"echo hi"}"#);
-    assert_eq!((ran.code, ran.stdout_text(), ran.stderr.as_str()), (Some(0), r#"{"output":"hi","exit_code":0}"#.into(), ""));
+    assert_eq!(
+        (ran.code, ran.stdout_text(), ran.stderr.as_str()),
+        (Some(0), r#"{"output":"hi","exit_code":0}"#.into(), "")
+    );
     // A failing command is not a tool error.
     let ran = env.run_arg("bash", r#"{"command":"exit 3"}"#);
     assert_eq!((ran.code, ran.json()), (Some(0), json!({"output": "", "exit_code": 3})));
@@ -158,7 +173,10 @@ fn shellclaw_errors_exit_1_with_the_message_on_stderr() {
     let env = Env::new();
     let ran = env.run_arg("file_read", r#"{"file_path":"missing.txt"}"#);
     assert_eq!(ran.code, Some(1));
-    assert_eq!(ran.json(), json!({"error": "File not found: missing.txt", "error_code": "FILE_NOT_FOUND"}));
+    assert_eq!(
+        ran.json(),
+        json!({"error": "File not found: missing.txt", "error_code": "FILE_NOT_FOUND"})
+    );
     assert_eq!(ran.stderr, "File not found: missing.txt\n");
     let ran = env.run_arg("grep", "{");
     assert_eq!(ran.code, Some(1));
