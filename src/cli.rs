@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStringExt;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
@@ -37,6 +38,9 @@ fn tool_command(tool: &'static Tool) -> Command {
         .arg(
             Arg::new("ARGS")
                 .allow_hyphen_values(true)
+                // Raw bytes: an argument that is not UTF-8 is bad JSON, answered
+                // with the envelope, not a usage error.
+                .value_parser(clap::builder::OsStringValueParser::new())
                 .help("The JSON argument object (shellclaw); without it, read from stdin (ikigai)"),
         )
 }
@@ -102,8 +106,8 @@ fn run_tool(name: &str, m: &ArgMatches) -> u8 {
     if m.get_flag("schema") || m.get_flag("describe") {
         return print_schema(tool);
     }
-    let (raw, dialect) = match m.get_one::<String>("ARGS") {
-        Some(arg) => (Ok(arg.clone().into_bytes()), Dialect::Shellclaw),
+    let (raw, dialect) = match m.get_one::<OsString>("ARGS") {
+        Some(arg) => (Ok(arg.clone().into_vec()), Dialect::Shellclaw),
         None => (protocol::read_stdin(), Dialect::Ikigai),
     };
     let outcome = raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| (tool.run)(&args));

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod fuzz;
+pub mod procs;
+
 /// The binary cargo built for the tests.
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ikigai-tools"))

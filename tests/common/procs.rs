@@ -1,0 +1,329 @@
+//! Running many tool processes at once, and measuring them: a spawn that
+//! does not start threads per call (for the fuzz and load tests), a
+//! watchdog that kills a tool that hangs, the tool's own peak memory from
+//! `wait4`, and fingerprints of directory trees (to prove nothing outside a
+//! test's directory changed).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const NOBODY: u32 = 65534;
+
+/// How a tool run ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The watchdog killed it: it hung.
+    pub hung: bool,
+    pub elapsed: Duration,
+}
+
+/// A command for the tool linked at `link`, in `cwd`, as `nobody` when
+/// the tests run as root and `nobody` is asked for.
+pub fn tool_command(link: &Path, cwd: &Path, nobody: bool) -> Command {
+    let mut cmd = Command::new(link);
+    cmd.current_dir(cwd);
+    if nobody && super::is_root() {
+        // std drops the supplementary groups (setgroups(0)) before setuid.
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    cmd
+}
+
+/// Kills tool processes that run longer than `limit`, so that a hang is a
+/// failed case, not a stuck test.
+pub struct Watchdog {
+    inner: Arc<WatchInner>,
+}
+
+struct WatchInner {
+    limit: Duration,
+    running: Mutex<HashMap<u32, Instant>>,
+    fired: Mutex<HashSet<u32>>,
+    stop: AtomicBool,
+}
+
+impl Watchdog {
+    pub fn new(limit: Duration) -> Watchdog {
+        let inner = Arc::new(WatchInner {
+            limit,
+            running: Mutex::new(HashMap::new()),
+            fired: Mutex::new(HashSet::new()),
+            stop: AtomicBool::new(false),
+        });
+        let watcher = Arc::clone(&inner);
+        std::thread::spawn(move || {
+            while !watcher.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                let running = watcher.running.lock().unwrap_or_else(|e| e.into_inner());
+                for (&pid, &start) in running.iter() {
+                    if start.elapsed() > watcher.limit {
+                        watcher.fired.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
+                        // Still in `running`, so not yet reaped: the pid is ours.
+                        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                    }
+                }
+            }
+        });
+        Watchdog { inner }
+    }
+
+    fn watch(&self, pid: u32) {
+        self.inner.running.lock().unwrap_or_else(|e| e.into_inner()).insert(pid, Instant::now());
+    }
+
+    /// Forgets `pid` (before it is reaped) and says whether it was killed.
+    fn release(&self, pid: u32) -> bool {
+        self.inner.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid);
+        self.inner.fired.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid)
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `cmd` with `stdin` (None: /dev/null) and collects its output.
+/// The process is reaped only after it has been released from the
+/// watchdog, so the watchdog never signals a recycled pid.
+pub fn run_watched(mut cmd: Command, stdin: Option<&[u8]>, dog: &Watchdog) -> Finished {
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn the tool");
+    let pid = child.id();
+    dog.watch(pid);
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin pipe");
+        // The tools read all of stdin before they write: no deadlock. A tool
+        // that stops reading early gives EPIPE, which is fine.
+        let _ = pipe.write_all(input);
+    }
+    let (stdout, stderr) = read_both(&mut child);
+    // Both pipes are at EOF: the tool has exited or closed them; wait for
+    // the exit without reaping (WNOWAIT), release, then reap.
+    wait_exited_not_reaped(pid);
+    let hung = dog.release(pid);
+    let status = child.wait().expect("wait");
+    Finished {
+        stdout,
+        stderr,
+        code: status.code(),
+        signal: status.signal(),
+        hung,
+        elapsed: start.elapsed(),
+    }
+}
+
+fn wait_exited_not_reaped(pid: u32) {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    loop {
+        let r = unsafe {
+            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT)
+        };
+        if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+/// Reads stdout and stderr to EOF together (poll), so that neither pipe
+/// can fill up and block the tool.
+pub fn read_both(child: &mut Child) -> (Vec<u8>, Vec<u8>) {
+    use std::os::fd::AsRawFd;
+    let mut out = child.stdout.take().expect("stdout pipe");
+    let mut err = child.stderr.take().expect("stderr pipe");
+    let (mut out_buf, mut err_buf) = (Vec::new(), Vec::new());
+    let (mut out_open, mut err_open) = (true, true);
+    let mut chunk = vec![0u8; 64 * 1024];
+    while out_open || err_open {
+        let mut fds = [
+            libc::pollfd {
+                fd: if out_open { out.as_raw_fd() } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: if err_open { err.as_raw_fd() } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if r < 0 {
+            continue; // EINTR
+        }
+        if fds[0].revents != 0 {
+            match out.read(&mut chunk) {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => out_buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        if fds[1].revents != 0 {
+            match err.read(&mut chunk) {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => err_buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+    (out_buf, err_buf)
+}
+
+/// How a process ended, with its own peak resident memory.
+#[derive(Debug, Clone, Copy)]
+pub struct Reaped {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// `ru_maxrss` of the process, in bytes (Linux reports KiB).
+    pub max_rss: u64,
+}
+
+/// Reaps `child` with wait4 and returns its exit and its peak RSS. The
+/// figure is the tool's own (the maximum over it and the children it
+/// waited for), not the test's.
+pub fn wait4(child: &Child) -> Reaped {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EINTR), "wait4");
+    }
+    let exit = std::process::ExitStatus::from_raw(status);
+    Reaped { code: exit.code(), signal: exit.signal(), max_rss: usage.ru_maxrss as u64 * 1024 }
+}
+
+/// Runs `jobs` on `threads` threads; each job gets its index.
+pub fn parallel<T: Send>(jobs: usize, threads: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..jobs).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= jobs {
+                    break;
+                }
+                let r = job(i);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("job ran"))
+        .collect()
+}
+
+/// A fingerprint of everything under `root`: for each entry, its kind,
+/// mode, owner, size, mtime and (for files) contents hash. Two equal
+/// fingerprints mean nothing under `root` changed.
+pub fn fingerprint(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
+            let mut line = format!(
+                "{:o} {}:{} {} {}.{}",
+                meta.mode(),
+                meta.uid(),
+                meta.gid(),
+                meta.size(),
+                meta.mtime(),
+                meta.mtime_nsec()
+            );
+            if meta.is_file() {
+                let bytes = std::fs::read(&p).unwrap_or_default();
+                line.push_str(&format!(" {:016x}", fnv1a(&bytes)));
+            } else if meta.is_dir() {
+                stack.push(p.clone());
+            }
+            out.insert(p.strip_prefix(root).unwrap_or(&p).to_path_buf(), line);
+        }
+    }
+    out
+}
+
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Gives a directory tree to `nobody` (when root), so that a tool run as
+/// `nobody` can write there and nowhere else.
+pub fn chown_tree_to_nobody(root: &Path) {
+    if !super::is_root() {
+        return;
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).expect("path without NUL");
+        unsafe { libc::lchown(c.as_ptr(), NOBODY, NOBODY) };
+        if p.is_dir() && !p.is_symlink() {
+            for entry in std::fs::read_dir(&p).expect("read_dir").flatten() {
+                stack.push(entry.path());
+            }
+        }
+    }
+}
+
+/// Raises the soft limit of open files to the hard limit (500 processes
+/// at once need well over 1024 pipe ends).
+pub fn raise_fd_limit() -> u64 {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+    }
+    lim.rlim_cur as u64
+}
+
+/// Free bytes on the file system holding `dir`.
+pub fn free_bytes(dir: &Path) -> u64 {
+    nix::sys::statvfs::statvfs(dir)
+        .map(|s| s.blocks_available() as u64 * s.fragment_size() as u64)
+        .unwrap_or(0)
+}
+
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .flatten()
+        .map(|e| String::from_utf8_lossy(e.file_name().as_bytes()).into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Sends `signal` to a process.
+pub fn signal(child: &Child, signal: i32) {
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+}
