@@ -1,0 +1,360 @@
+//! Crash-safe writes (issue item 3, CONTRACT §4 "how a file is written"):
+//! file_write and file_edit are killed with SIGKILL at moments spread over
+//! the whole length of a write of a 50 MiB file, at least 100 times each.
+//! After every kill the target holds either the whole old or the whole new
+//! content, never a mix or a truncation, and nothing but the tool's
+//! recognisably named temporary file is left next to it. A normal run
+//! leaves no temporary file at all.
+//!
+//! Old and new content differ in every line (`AAAA…A\n` against
+//! `BBBB…B\n`), so any mix or cut shows. `IKIGAI_CRASH_TRIALS` sets the
+//! number of kills per tool (default 100).
+
+mod common;
+use common::fuzz::count_from_env;
+use common::procs;
+use common::*;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+/// 50 MiB (52,428,800 bytes) of 64-byte lines.
+const SIZE: usize = 50 << 20;
+const LINE: usize = 64;
+const TARGET: &str = "f.txt";
+
+fn content(letter: u8) -> Vec<u8> {
+    let mut line = vec![letter; LINE - 1];
+    line.push(b'\n');
+    line.repeat(SIZE / LINE)
+}
+
+/// Whether `name`, found next to the target after a kill, is the tool's
+/// temporary file (the only thing a killed write may leave behind).
+fn is_tool_temp(name: &str) -> bool {
+    name.starts_with(&format!(".{TARGET}.")) && name.ends_with(".tmp")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tool {
+    Write,
+    Edit,
+}
+
+impl Tool {
+    fn link(self) -> &'static str {
+        match self {
+            Tool::Write => "file-write",
+            Tool::Edit => "file-edit",
+        }
+    }
+
+    /// The argument object that turns `from` into `to` (`A` or `B` lines).
+    fn payload(self, to: u8) -> Vec<u8> {
+        let from = if to == b'A' { b'B' } else { b'A' };
+        match self {
+            Tool::Write => {
+                let mut line = vec![to; LINE - 1];
+                line.extend_from_slice(b"\\n");
+                let mut out = format!("{{\"file_path\":\"{TARGET}\",\"content\":\"").into_bytes();
+                out.extend_from_slice(&line.repeat(SIZE / LINE));
+                out.extend_from_slice(b"\"}");
+                out
+            }
+            Tool::Edit => {
+                let line = |c: u8| format!("{}\n", (c as char).to_string().repeat(LINE - 1));
+                json!({"file_path": TARGET, "old_string": line(from), "new_string": line(to), "replace_all": true})
+                    .to_string()
+                    .into_bytes()
+            }
+        }
+    }
+
+    /// The answer of a run that is not interrupted.
+    fn answer(self) -> serde_json::Value {
+        match self {
+            Tool::Write => {
+                json!({"output": format!("Wrote {SIZE} bytes to {TARGET}"), "bytes": SIZE})
+            }
+            Tool::Edit => json!({
+                "output": format!("Replaced {} occurrences in {TARGET}", SIZE / LINE),
+                "replacements": SIZE / LINE,
+            }),
+        }
+    }
+}
+
+/// The two contents and the two payloads, built once.
+struct Material {
+    old: Vec<u8>,
+    new: Vec<u8>,
+    /// Payload that writes the `A` content, and the `B` content.
+    to_a: Arc<Vec<u8>>,
+    to_b: Arc<Vec<u8>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    A,
+    B,
+}
+
+/// What one killed run left behind.
+struct Trial {
+    delay: Duration,
+    /// The kill came after the rename: the target holds the new content.
+    changed: bool,
+    temps: Vec<String>,
+}
+
+/// Runs the tool on `dir/f.txt` with `payload` on stdin and kills it after
+/// `delay` (None: let it finish). Returns the stdout and the time it took.
+fn run(
+    link: &Path,
+    dir: &Path,
+    payload: Arc<Vec<u8>>,
+    delay: Option<Duration>,
+) -> (Vec<u8>, Duration) {
+    let mut child = Command::new(link)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let start = Instant::now();
+    let mut stdin = child.stdin.take().expect("stdin");
+    // A killed tool closes the pipe: EPIPE ends the writer.
+    let writer = std::thread::spawn(move || drop(stdin.write_all(&payload)));
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+        out
+    });
+    if let Some(delay) = delay {
+        std::thread::sleep(delay);
+        procs::signal(&child, libc::SIGKILL);
+    }
+    let reaped = procs::wait4(&child);
+    let took = start.elapsed();
+    writer.join().expect("writer");
+    let out = reader.join().expect("reader");
+    if delay.is_none() {
+        assert_eq!((reaped.code, reaped.signal), (Some(0), None), "an uninterrupted run");
+    }
+    (out, took)
+}
+
+/// What the target holds: all of one content or the other, or a failure
+/// that says how it is torn.
+fn held(m: &Material, target: &Path) -> Result<Held, String> {
+    let data = fs::read(target).map_err(|e| format!("target unreadable: {e}"))?;
+    if data == m.old {
+        Ok(Held::A)
+    } else if data == m.new {
+        Ok(Held::B)
+    } else {
+        let first_diff = data.iter().zip(&m.old).position(|(a, b)| a != b);
+        Err(format!("torn target: {} bytes (old and new are {SIZE}), first byte off the old at {first_diff:?}", data.len()))
+    }
+}
+
+/// Everything next to the target; the tool's temporaries are removed (a
+/// killed run may leave one; they must not pile up on disk here).
+fn leftovers(dir: &Path) -> Vec<String> {
+    let names: Vec<String> = procs::names_in(dir).into_iter().filter(|n| n != TARGET).collect();
+    for name in &names {
+        if is_tool_temp(name) {
+            let _ = fs::remove_file(dir.join(name));
+        }
+    }
+    names
+}
+
+/// One thread's share of the trials: calibrate (an uninterrupted run, its
+/// length and when the temporary file shows), then kill at spread delays.
+fn trials(
+    tool: Tool,
+    m: &Material,
+    link: &Path,
+    dir: &Path,
+    count: usize,
+    lane: usize,
+) -> Vec<Result<Trial, String>> {
+    let target = dir.join(TARGET);
+    fs::write(&target, &m.old).expect("write old");
+    let payload_for =
+        |h: Held| if h == Held::A { Arc::clone(&m.to_b) } else { Arc::clone(&m.to_a) };
+
+    // Calibration: an uninterrupted run, watched for its temporary file.
+    let watch_dir = dir.to_path_buf();
+    let watching = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still = Arc::clone(&watching);
+    let watcher = std::thread::spawn(move || {
+        let start = Instant::now();
+        while still.load(std::sync::atomic::Ordering::Relaxed) {
+            if procs::names_in(&watch_dir).len() > 1 {
+                return Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    });
+    let (out, length) = run(link, dir, payload_for(Held::A), None);
+    watching.store(false, std::sync::atomic::Ordering::Relaxed);
+    let temp_seen = watcher.join().expect("watcher");
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
+        tool.answer()
+    );
+    assert_eq!(held(m, &target), Ok(Held::B));
+    assert_eq!(
+        leftovers(dir),
+        Vec::<String>::new(),
+        "a normal run leaves nothing next to the target"
+    );
+    println!(
+        "{} lane {lane}: one uninterrupted write takes {:.2} s; a new file shows after {:?}",
+        tool.link(),
+        length.as_secs_f64(),
+        temp_seen
+    );
+
+    // Half the kills spread over the whole run, half over the part where a
+    // file is being written, so that many land inside the write itself.
+    let window_start = temp_seen.unwrap_or_default().saturating_sub(Duration::from_millis(20));
+    let mut state = Held::B;
+    (0..count)
+        .map(|k| {
+            let frac = (k / 2) as f64 / (count / 2).max(1) as f64;
+            let span = if k % 2 == 0 { (Duration::ZERO, length) } else { (window_start, length) };
+            let delay = span.0 + (span.1.saturating_sub(span.0)).mul_f64(frac * 1.1);
+            run(link, dir, payload_for(state), Some(delay));
+            let now = held(m, &target)?;
+            let names = leftovers(dir);
+            if let Some(stray) = names.iter().find(|n| !is_tool_temp(n)) {
+                return Err(format!(
+                    "after a kill at {delay:?}: a stray file {stray:?} next to the target"
+                ));
+            }
+            let changed = now != state;
+            state = now;
+            Ok(Trial { delay, changed, temps: names })
+        })
+        .collect()
+}
+
+fn kill_trials(tool: Tool) {
+    let total = count_from_env("IKIGAI_CRASH_TRIALS", 100);
+    let (old, new) = (content(b'A'), content(b'B'));
+    let m = Material {
+        to_a: Arc::new(tool.payload(b'A')),
+        to_b: Arc::new(tool.payload(b'B')),
+        old,
+        new,
+    };
+    let env = Env::new();
+    let link = env.link(tool.link());
+    let lanes: Vec<PathBuf> = (0..2).map(|i| env.mkdir(&format!("lane{i}"))).collect();
+    let start = Instant::now();
+    let results: Vec<Result<Trial, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = lanes
+            .iter()
+            .enumerate()
+            .map(|(i, dir)| {
+                let (m, link) = (&m, &link);
+                s.spawn(move || {
+                    trials(tool, m, link, dir, total / 2 + (total % 2) * (1 - i.min(1)), i)
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("lane")).collect()
+    });
+    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    let done: Vec<&Trial> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let mid_write = done.iter().filter(|t| !t.temps.is_empty()).count();
+    let became_new = done.iter().filter(|t| t.changed).count();
+    let temp_names: std::collections::BTreeSet<&String> =
+        done.iter().flat_map(|t| &t.temps).collect();
+    let max_delay = done.iter().map(|t| t.delay).max().unwrap_or_default();
+    println!(
+        "{}: {} kills (SIGKILL, delays 0..{:.2} s) in {:.1} s: {} torn or stray, {} left a temporary file, \
+         the others held old or new; temporary names seen: {:?}",
+        tool.link(),
+        results.len(),
+        max_delay.as_secs_f64(),
+        start.elapsed().as_secs_f64(),
+        failures.len(),
+        mid_write,
+        temp_names.iter().take(3).collect::<Vec<_>>()
+    );
+    assert!(results.len() >= total);
+    assert!(
+        failures.is_empty(),
+        "{} of {} kills broke the target:\n{:#?}",
+        failures.len(),
+        results.len(),
+        failures
+    );
+    // The spread reached both sides of the rename: the test tested something.
+    assert!(
+        became_new > 0 && became_new < done.len(),
+        "{became_new} of {} kills ended with the new content",
+        done.len()
+    );
+    // After all that, a normal run still works: nothing stale blocks it.
+    let dir = &lanes[0];
+    let before = held(&m, &dir.join(TARGET)).expect("target");
+    let payload = if before == Held::A { Arc::clone(&m.to_b) } else { Arc::clone(&m.to_a) };
+    let (out, _) = run(&link, dir, payload, None);
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
+        tool.answer()
+    );
+    assert_ne!(held(&m, &dir.join(TARGET)), Ok(before));
+    assert_eq!(leftovers(dir), Vec::<String>::new());
+}
+
+#[test]
+fn file_write_killed_at_any_moment_leaves_old_or_new() {
+    kill_trials(Tool::Write);
+}
+
+#[test]
+fn file_edit_killed_at_any_moment_leaves_old_or_new() {
+    kill_trials(Tool::Edit);
+}
+
+/// A normal run leaves nothing next to the target, for a new file, an
+/// overwrite and an edit, small or large.
+#[test]
+fn a_normal_run_leaves_no_temporary_file() {
+    let env = Env::new();
+    let big = "x".repeat(5 << 20);
+    for (name, content) in [("small.txt", "hello\n"), ("big.txt", big.as_str())] {
+        for _ in 0..2 {
+            let v = env.call("file-write", json!({"file_path": name, "content": content}));
+            assert_eq!(
+                v,
+                json!({"output": format!("Wrote {} bytes to {name}", content.len()), "bytes": content.len()})
+            );
+        }
+        let v = env.call(
+            "file-edit",
+            json!({"file_path": name, "old_string": content, "new_string": "edited\n"}),
+        );
+        assert_eq!(
+            v,
+            json!({"output": format!("Replaced 1 occurrence in {name}"), "replacements": 1})
+        );
+    }
+    assert_eq!(procs::names_in(&env.work()), ["big.txt", "small.txt"]);
+    assert_eq!(env.read("big.txt"), b"edited\n");
+}
