@@ -102,7 +102,11 @@ impl Bounded {
                 out.push(b'\n');
             }
             out.extend_from_slice(marker(omitted).as_bytes());
-            out.push(b'\n');
+            // The marker ends its line, unless the tail starts with the
+            // newline that does (no blank line after the marker).
+            if self.tail.front() != Some(&b'\n') {
+                out.push(b'\n');
+            }
         }
         let (a, b) = self.tail.as_slices();
         out.extend_from_slice(a);
@@ -139,6 +143,13 @@ mod tests {
         }
         assert_eq!(b.omitted(), 6);
         assert_eq!(b.finish(), b"01234\n[... 6 bytes omitted ...]\nbcdef");
+    }
+
+    #[test]
+    fn a_tail_starting_with_a_newline_gives_no_blank_line() {
+        let mut b = Bounded::new(Some(6));
+        b.push(b"ab\ncdefg\nhi");
+        assert_eq!(b.finish(), b"ab\n[... 5 bytes omitted ...]\nhi");
     }
 
     #[test]

@@ -129,16 +129,17 @@ fn output_past_the_limit_keeps_head_and_tail() {
         .run();
     let full: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
     // 500 bytes of head (ends with "152\n"), the marker, 500 bytes of tail
-    // (starts with the "\n" after 99917), one trailing newline stripped.
+    // (starts with the "\n" after 99917, which ends the marker's line), one
+    // trailing newline stripped.
     let omitted = full.len() - 1000;
     assert_eq!(omitted, 587_895);
     let expected = format!(
-        "{}[... {omitted} bytes omitted ...]\n{}",
+        "{}[... {omitted} bytes omitted ...]{}",
         &full[..500],
         &full[full.len() - 500..full.len() - 1]
     );
     assert!(expected.starts_with("1\n2\n3\n"));
-    assert!(expected.contains("\n151\n152\n[... 587895 bytes omitted ...]\n\n99918\n99919\n"));
+    assert!(expected.contains("\n151\n152\n[... 587895 bytes omitted ...]\n99918\n99919\n"));
     assert!(expected.ends_with("\n99999\n100000"));
     assert_eq!(ran.json(), answer(&expected, 0));
 }
