@@ -149,6 +149,7 @@ impl Call {
 
     /// Runs the tool as uid/gid 65534 so that permission checks hold under
     /// root (CI runs the tests as root).
+    #[allow(clippy::wrong_self_convention)]
     pub fn as_nobody(mut self) -> Call {
         self.as_nobody = true;
         self
@@ -203,7 +204,8 @@ impl Call {
         use std::os::unix::process::ExitStatusExt;
         Ran {
             stdout: out_reader.join().expect("stdout reader"),
-            stderr: String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned(),
+            stderr: String::from_utf8_lossy(&err_reader.join().expect("stderr reader"))
+                .into_owned(),
             code: status.code(),
             signal: status.signal(),
             elapsed: start.elapsed(),
@@ -236,7 +238,10 @@ impl Ran {
     /// after it.
     pub fn json(&self) -> Value {
         let text = std::str::from_utf8(&self.stdout).expect("stdout is UTF-8");
-        assert!(text.starts_with('{') && text.ends_with('}'), "one compact object on stdout, got {text:?}");
+        assert!(
+            text.starts_with('{') && text.ends_with('}'),
+            "one compact object on stdout, got {text:?}"
+        );
         let v: Value = serde_json::from_str(text).expect("stdout is one JSON value");
         assert!(v.is_object(), "stdout is an object");
         v
