@@ -72,6 +72,24 @@ impl Bounded {
         self.tail.extend(bytes);
     }
 
+    /// How many of the next `remaining` bytes would be left out whatever
+    /// they are: once the head is full, only the last half-limit of the rest
+    /// is kept. A reader that knows what remains (a regular file of known
+    /// size) may seek past them and call `skip`.
+    pub fn skippable(&self, remaining: u64) -> u64 {
+        if self.limit.is_none() || self.head.len() < self.head_cap() {
+            return 0;
+        }
+        remaining.saturating_sub(self.tail_cap() as u64)
+    }
+
+    /// Counts `n` bytes as pushed and left out without seeing them.
+    pub fn skip(&mut self, n: u64) {
+        self.total += n;
+        // What was kept of the tail no longer ends the output.
+        self.tail.clear();
+    }
+
     /// Bytes pushed in all.
     pub fn total(&self) -> u64 {
         self.total
@@ -157,6 +175,20 @@ mod tests {
         let mut b = Bounded::new(Some(4));
         b.push(b"abcdefghij");
         assert_eq!(b.finish(), b"ab\n[... 6 bytes omitted ...]\nij");
+    }
+
+    #[test]
+    fn skipping_the_middle_gives_what_pushing_it_would() {
+        let mut pushed = Bounded::new(Some(4));
+        pushed.push(b"abcdefghij");
+        let mut skipped = Bounded::new(Some(4));
+        skipped.push(b"ab");
+        assert_eq!(skipped.skippable(8), 6);
+        skipped.skip(6);
+        skipped.push(b"ij");
+        assert_eq!(skipped.finish(), pushed.finish());
+        assert_eq!(Bounded::new(Some(4)).skippable(100), 0, "head not full yet");
+        assert_eq!(Bounded::new(None).skippable(100), 0, "no limit");
     }
 
     #[test]
