@@ -390,8 +390,10 @@ fn stopping_the_tool_kills_the_group(sig: Signal, prelude: &str) {
     assert_eq!(status.signal(), Some(sig as i32), "the tool ends by the signal it got");
     // Gone by the time the tool has ended (a zombie awaiting its reaper
     // counts as gone, which is_gone already allows).
+    // The tool reaps the shell before it ends; SIGKILL reaches the other
+    // members of the group asynchronously, so they get a bounded wait.
     assert!(is_gone(shell.0), "the shell survived {sig}");
-    assert!(is_gone(bg.0), "the background process survived {sig}");
+    assert!(wait_gone(bg.0), "the background process survived {sig}");
 }
 
 #[test]

@@ -36,6 +36,8 @@ const SWEEP_MAX: usize = 1024 * 1024;
 /// When the tool is stopped: how long the command's processes have to end
 /// on SIGTERM (git removes its lock files) before they get SIGKILL.
 const STOP_GRACE: Duration = Duration::from_millis(500);
+/// After SIGKILL, how long the tool waits for the group to be gone.
+const SETTLE_AFTER_KILL: Duration = Duration::from_millis(300);
 
 pub struct Finished {
     pub output: Bounded,
@@ -175,9 +177,25 @@ fn stop(child: &mut Child, sig: Signal) -> ! {
         }
         if Instant::now() >= deadline {
             let _ = killpg(group, Signal::SIGKILL);
+            settle(child, group);
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     signals::die_by(sig)
+}
+
+/// After SIGKILL: death is delivered asynchronously, so wait (bounded) until
+/// the shell is reaped and the group is empty, so that the host sees the
+/// command gone once the tool has ended. A process stuck in the kernel
+/// (uninterruptible I/O) cannot be waited for indefinitely.
+fn settle(child: &mut Child, group: Pid) {
+    let deadline = Instant::now() + SETTLE_AFTER_KILL;
+    while Instant::now() < deadline {
+        let shell_reaped = !matches!(child.try_wait(), Ok(None));
+        if shell_reaped && kill(Pid::from_raw(-group.as_raw()), None) == Err(Errno::ESRCH) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
