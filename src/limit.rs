@@ -72,6 +72,41 @@ impl Bounded {
         self.tail.extend(bytes);
     }
 
+    /// How many of the next `remaining` bytes would be left out whatever
+    /// they are: once the head is full, only the last half-limit of the rest
+    /// is kept. A reader that knows what remains (a regular file of known
+    /// size) may seek past them and call `skip`.
+    pub fn skippable(&self, remaining: u64) -> u64 {
+        if self.limit.is_none() || self.head.len() < self.head_cap() {
+            return 0;
+        }
+        remaining.saturating_sub(self.tail_cap() as u64)
+    }
+
+    /// Counts `n` bytes as pushed and left out without seeing them.
+    pub fn skip(&mut self, n: u64) {
+        self.total += n;
+        // What was kept of the tail no longer ends the output.
+        self.tail.clear();
+    }
+
+    /// Appends what another `Bounded` with the same limit collected, as if
+    /// its bytes had been pushed here one by one (grep collects each file
+    /// apart, in parallel, and stitches them together in order).
+    pub fn append(&mut self, other: Bounded) {
+        debug_assert_eq!(self.limit, other.limit);
+        let omitted = other.omitted();
+        self.push(&other.head);
+        if omitted > 0 {
+            // `other` overflowed, so its head filled ours and its tail is
+            // the whole of what our tail must keep.
+            self.skip(omitted);
+        }
+        let (a, b) = other.tail.as_slices();
+        self.push(a);
+        self.push(b);
+    }
+
     /// Bytes pushed in all.
     pub fn total(&self) -> u64 {
         self.total
@@ -102,7 +137,11 @@ impl Bounded {
                 out.push(b'\n');
             }
             out.extend_from_slice(marker(omitted).as_bytes());
-            out.push(b'\n');
+            // The marker ends its line, unless the tail starts with the
+            // newline that does (no blank line after the marker).
+            if self.tail.front() != Some(&b'\n') {
+                out.push(b'\n');
+            }
         }
         let (a, b) = self.tail.as_slices();
         out.extend_from_slice(a);
@@ -142,10 +181,54 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_starting_with_a_newline_gives_no_blank_line() {
+        let mut b = Bounded::new(Some(6));
+        b.push(b"ab\ncdefg\nhi");
+        assert_eq!(b.finish(), b"ab\n[... 5 bytes omitted ...]\nhi");
+    }
+
+    #[test]
     fn one_huge_push_keeps_its_own_tail() {
         let mut b = Bounded::new(Some(4));
         b.push(b"abcdefghij");
         assert_eq!(b.finish(), b"ab\n[... 6 bytes omitted ...]\nij");
+    }
+
+    #[test]
+    fn skipping_the_middle_gives_what_pushing_it_would() {
+        let mut pushed = Bounded::new(Some(4));
+        pushed.push(b"abcdefghij");
+        let mut skipped = Bounded::new(Some(4));
+        skipped.push(b"ab");
+        assert_eq!(skipped.skippable(8), 6);
+        skipped.skip(6);
+        skipped.push(b"ij");
+        assert_eq!(skipped.finish(), pushed.finish());
+        assert_eq!(Bounded::new(Some(4)).skippable(100), 0, "head not full yet");
+        assert_eq!(Bounded::new(None).skippable(100), 0, "no limit");
+    }
+
+    #[test]
+    fn append_equals_pushing_everything() {
+        let chunks: [&[u8]; 5] = [b"0123", b"456789abcdef", b"", b"gh", b"ijklmnopqrstuvwxyz"];
+        for limit in [None, Some(1), Some(5), Some(10), Some(16), Some(100)] {
+            for split in 0..=chunks.len() {
+                let mut whole = Bounded::new(limit);
+                for c in chunks {
+                    whole.push(c);
+                }
+                let mut stitched = Bounded::new(limit);
+                for part in [&chunks[..split], &chunks[split..]] {
+                    let mut piece = Bounded::new(limit);
+                    for c in part {
+                        piece.push(c);
+                    }
+                    stitched.append(piece);
+                }
+                assert_eq!(stitched.total(), whole.total());
+                assert_eq!(stitched.finish(), whole.finish(), "{limit:?} {split}");
+            }
+        }
     }
 
     #[test]

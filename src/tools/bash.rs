@@ -1,7 +1,119 @@
-//! PLACEHOLDER until the bash tool lands.
+//! bash: runs a shell command and answers `{"output":…,"exit_code":N}`
+//! (seed 000, CONTRACT §4 "bash").
+//!
+//! The tool never answers an error envelope for what the command does: a
+//! command that fails, is not found or cannot be started is an answer with
+//! its `exit_code`. Only bad input (no `command`, not a string, a NUL byte
+//! the kernel cannot pass on) is an `INVALID_ARG` error.
+//!
+//! - `shell`: how the shell is started (one pipe for stdout and stderr,
+//!   stdin from /dev/null, a new session, the parent-death signal);
+//! - `signals`: the signals the tool watches while the command runs;
+//! - `supervise`: draining the output, reaping the shell, and stopping the
+//!   command's process group when the tool is told to stop.
+
+mod shell;
+mod signals;
+mod supervise;
+
+use std::process::ExitStatus;
+
 use crate::error::ToolError;
+use crate::json::Field;
+use crate::limit::Bounded;
 use crate::protocol::{Args, Outcome};
 
-pub fn run(_args: &Args) -> Outcome {
-    Err(ToolError::InvalidArg("bash is not built yet".to_owned()))
+/// The exit code for a command that could not be run at all: the shell's
+/// own code for "command not found" (seed 000).
+const CANNOT_RUN: i64 = 127;
+
+/// The output for an empty or blank command. `sh -c ""` would succeed
+/// silently; seed 000 calls it a shell error with exit code 127, and the
+/// model should hear why nothing happened.
+pub const BLANK_COMMAND: &str = "empty command: nothing to run";
+
+pub fn run(args: &Args) -> Outcome {
+    let command = args.required_str("command")?;
+    if command.contains('\0') {
+        return Err(ToolError::InvalidArg(
+            "parameter command must not contain NUL bytes".to_owned(),
+        ));
+    }
+    if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
+        return Ok(answer(BLANK_COMMAND.as_bytes().to_vec(), CANNOT_RUN));
+    }
+    let (output, exit_code) = run_in(shell::SHELL, command);
+    Ok(answer(output, exit_code))
+}
+
+/// Runs `command` with the shell at `shell_path`; the output (bounded, one
+/// trailing newline stripped) and the exit code.
+fn run_in(shell_path: &str, command: &str) -> (Vec<u8>, i64) {
+    let started = signals::Signals::watch()
+        .and_then(|signals| shell::spawn(shell_path, command).map(|spawned| (signals, spawned)));
+    let (signals, (child, pipe)) = match started {
+        Ok(started) => started,
+        Err(err) => {
+            let text = format!("cannot start {shell_path}: {}", describe(&err));
+            return (text.into_bytes(), CANNOT_RUN);
+        }
+    };
+    let finished = supervise::supervise(child, pipe, Bounded::from_env(), &signals);
+    // Restore the signal mask before the answer is written: a host that
+    // times out while the tool writes must still be able to stop it.
+    drop(signals);
+    let mut output = finished.output.finish();
+    if output.ends_with(b"\n") {
+        output.pop();
+    }
+    (output, exit_code(finished.status))
+}
+
+/// The exit status as seed 000 counts it: the status, 128+N for a command
+/// killed by signal N.
+fn exit_code(status: Option<ExitStatus>) -> i64 {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => i64::from(code),
+            (None, Some(sig)) => 128 + i64::from(sig),
+            (None, None) => CANNOT_RUN,
+        },
+        // The status could not be collected (nothing a normal run meets).
+        None => CANNOT_RUN,
+    }
+}
+
+/// An OS error as `strerror` words, without Rust's "(os error N)".
+fn describe(err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_owned(),
+        None => err.to_string(),
+    }
+}
+
+fn answer(output: Vec<u8>, exit_code: i64) -> Vec<(&'static str, Field)> {
+    vec![("output", Field::Text(output)), ("exit_code", Field::Int(exit_code))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_that_cannot_start_is_exit_127() {
+        let (output, code) = run_in("/nonexistent/sh", "echo hi");
+        assert_eq!(
+            String::from_utf8(output).unwrap(),
+            "cannot start /nonexistent/sh: No such file or directory"
+        );
+        assert_eq!(code, 127);
+    }
+
+    #[test]
+    fn a_shell_that_is_not_executable_is_exit_127() {
+        let (output, code) = run_in("/dev/null", "echo hi");
+        assert_eq!(String::from_utf8(output).unwrap(), "cannot start /dev/null: Permission denied");
+        assert_eq!(code, 127);
+    }
 }

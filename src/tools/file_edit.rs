@@ -1,7 +1,173 @@
-//! PLACEHOLDER until the file_edit tool lands.
-use crate::error::ToolError;
-use crate::protocol::{Args, Outcome};
+//! file_edit: replaces exact text in a file (CONTRACT §4).
+//!
+//! - Exact byte matching over the whole file, NUL bytes included;
+//!   occurrences counted left to right without overlap (memmem).
+//! - Checks in this order: empty `old_string`, identical strings, the file,
+//!   then the count (0 → NOT_FOUND unless `replace_all`, more than one
+//!   without `replace_all` → NOT_UNIQUE).
+//! - A file with CRLF line endings: an `old_string` with `\n` line breaks
+//!   that matches nothing is tried again with them read as `\r\n`, and
+//!   `new_string` converted alike.
+//! - Concurrent edits of one file are serialised: each holds an exclusive
+//!   flock on the file across read, replace and write, so none is lost.
+//! - The file is written through `fs::atomic_write`.
 
-pub fn run(_args: &Args) -> Outcome {
-    Err(ToolError::InvalidArg("file_edit is not built yet".to_owned()))
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, Instant};
+
+use memchr::memmem;
+
+use crate::error::ToolError;
+use crate::fs::atomic_write;
+use crate::json::Field;
+use crate::protocol::{Args, Outcome};
+use crate::tools::file_read::open_regular;
+use crate::tools::file_write::basename;
+
+/// How long to wait for another edit of the same file. Ours take
+/// milliseconds; a lock held longer belongs to some other program, which
+/// we then do not wait for.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+pub fn run(args: &Args) -> Outcome {
+    let path = args.required_path("file_path")?;
+    let old = args.required_str("old_string")?;
+    let new = args.required_str("new_string")?;
+    let replace_all = args.optional_bool("replace_all")?.unwrap_or(false);
+    if old.is_empty() {
+        return Err(ToolError::InvalidArg("old_string cannot be empty".to_owned()));
+    }
+    if old == new {
+        return Err(ToolError::InvalidArg("old_string and new_string are identical".to_owned()));
+    }
+    // Held until the edited file is in place; closing it releases the lock.
+    let mut file = open_locked(path)?;
+    let content = read_all(&mut file, path)?;
+    let (old, new) = (old.as_bytes(), new.as_bytes());
+    let mut count = memmem::find_iter(&content, old).count();
+    let crlf;
+    let (old, new) =
+        if count == 0 && old.contains(&b'\n') && memmem::find(&content, b"\r\n").is_some() {
+            crlf = (to_crlf(old), to_crlf(new));
+            count = memmem::find_iter(&content, &crlf.0).count();
+            (&crlf.0[..], &crlf.1[..])
+        } else {
+            (old, new)
+        };
+    if count == 0 && !replace_all {
+        return Err(ToolError::NotFound);
+    }
+    if count > 1 && !replace_all {
+        return Err(ToolError::NotUnique(count));
+    }
+    if count > 0 {
+        atomic_write::write(path, &replace(&content, old, new, count))?;
+    }
+    drop(file);
+    let plural = if count == 1 { "" } else { "s" };
+    let output = format!("Replaced {count} occurrence{plural} in {}", basename(path));
+    Ok(vec![
+        ("output", Field::Text(output.into_bytes())),
+        ("replacements", Field::Int(i64::try_from(count).unwrap_or(i64::MAX))),
+    ])
+}
+
+/// Opens the file and takes an exclusive lock on it. A concurrent edit may
+/// have renamed a new file over the path while we waited; a lock on the old
+/// one guards nothing, so then the path is opened again.
+fn open_locked(path: &str) -> Result<File, ToolError> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        let file = open_regular(path)?;
+        if !lock_until(&file, deadline) || same_file(path, &file) {
+            return Ok(file);
+        }
+    }
+}
+
+/// Waits for an exclusive flock until `deadline`; false when it could not
+/// be had (held too long, or locks not supported here).
+fn lock_until(file: &File, deadline: Instant) -> bool {
+    use nix::errno::Errno;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        // SAFETY: flock on a descriptor we own; it only takes a lock.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        match Errno::result(rc) {
+            Ok(_) => return true,
+            Err(Errno::EWOULDBLOCK | Errno::EINTR) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Whether `path` still names the open file.
+fn same_file(path: &str, file: &File) -> bool {
+    match (fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        // Gone or unreadable now: the next open reports it.
+        _ => false,
+    }
+}
+
+fn read_all(file: &mut File, path: &str) -> Result<Vec<u8>, ToolError> {
+    let mut content = Vec::new();
+    if let Ok(meta) = file.metadata() {
+        content.reserve(usize::try_from(meta.len()).unwrap_or(0));
+    }
+    file.read_to_end(&mut content)
+        .map_err(|e: io::Error| ToolError::from_io(&e, path, ToolError::ReadFailed))?;
+    Ok(content)
+}
+
+/// `\n` line breaks as `\r\n` (those already preceded by `\r` stay).
+fn to_crlf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 8);
+    let mut prev = 0u8;
+    for &b in text {
+        if b == b'\n' && prev != b'\r' {
+            out.push(b'\r');
+        }
+        out.push(b);
+        prev = b;
+    }
+    out
+}
+
+/// `content` with its `count` non-overlapping occurrences of `old`
+/// replaced by `new`.
+fn replace(content: &[u8], old: &[u8], new: &[u8], count: usize) -> Vec<u8> {
+    let len = content.len() - count * old.len() + count * new.len();
+    let mut out = Vec::with_capacity(len);
+    let mut last = 0;
+    for pos in memmem::find_iter(content, old) {
+        out.extend_from_slice(&content[last..pos]);
+        out.extend_from_slice(new);
+        last = pos + old.len();
+    }
+    out.extend_from_slice(&content[last..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_conversion_leaves_existing_crlf_alone() {
+        assert_eq!(to_crlf(b"a\nb\r\nc\n"), b"a\r\nb\r\nc\r\n");
+        assert_eq!(to_crlf(b"\n\n"), b"\r\n\r\n");
+    }
+
+    #[test]
+    fn replacement_is_left_to_right_without_overlap() {
+        assert_eq!(replace(b"aaaaa", b"aa", b"b", 2), b"bba");
+        assert_eq!(replace(b"x\0y\0", b"\0", b"", 2), b"xy");
+    }
 }

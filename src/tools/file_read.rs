@@ -1,7 +1,211 @@
-//! PLACEHOLDER until the file_read tool lands.
+//! file_read: a file's contents, whole or a range of lines (CONTRACT §4).
+//!
+//! - Without `offset` and `limit`: the whole file, bytes as they are.
+//! - With either: lines streamed from `offset` (1-based, 0 counts as 1),
+//!   `limit` of them; newlines are counted in bulk with memchr and nothing
+//!   past the last line asked for is read.
+//! - The output limit (CONTRACT §5) keeps head and tail; the marker between
+//!   them says which `offset` continues after the head. Of a large regular
+//!   file only the head and the tail are read: the middle is seeked past.
+//! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
+//!   or device SIZE_FAILED, decided before anything could block.
+
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
+
 use crate::error::ToolError;
+use crate::json::Field;
+use crate::limit::Bounded;
 use crate::protocol::{Args, Outcome};
 
-pub fn run(_args: &Args) -> Outcome {
-    Err(ToolError::InvalidArg("file_read is not built yet".to_owned()))
+/// Read size: large enough that counting newlines, not system calls,
+/// dominates.
+const BUFFER_SIZE: usize = 256 * 1024;
+
+/// Seeking past the middle of a file is worth it only for a real saving; it
+/// also keeps files whose size is a guess (sysfs says 4096) read in full.
+const MIN_SKIP: u64 = 1024 * 1024;
+
+pub fn run(args: &Args) -> Outcome {
+    let path = args.required_path("file_path")?;
+    let offset = non_negative(args, "offset")?;
+    let limit = non_negative(args, "limit")?;
+    let file = open_regular(path)?;
+    let mut reader = BufReader::with_capacity(BUFFER_SIZE, file);
+    let mut out = Bounded::from_env();
+    // The line number the output starts at, for the marker.
+    let first_line = offset.unwrap_or(1).max(1);
+    match (offset, limit) {
+        (None, None) => copy_rest(&mut reader, &mut out, path)?,
+        (_, Some(0)) => {}
+        _ => {
+            if skip_lines(&mut reader, first_line - 1, path)? {
+                match limit {
+                    None => copy_rest(&mut reader, &mut out, path)?,
+                    Some(n) => copy_lines(&mut reader, n, &mut out, path)?,
+                }
+            }
+        }
+    }
+    let next_line =
+        first_line.saturating_add(memchr::memchr_iter(b'\n', out.head()).count() as u64);
+    let output = out.finish_with(|omitted| {
+        format!("[... {omitted} bytes omitted; continue with offset={next_line} ...]")
+    });
+    Ok(vec![("output", Field::Text(output))])
+}
+
+/// An optional integer parameter that must not be negative.
+fn non_negative(args: &Args, name: &str) -> Result<Option<u64>, ToolError> {
+    match args.optional_int(name)? {
+        None => Ok(None),
+        Some(n) => u64::try_from(n).map(Some).map_err(|_| {
+            ToolError::InvalidArg(format!("parameter {name} must be a non-negative integer"))
+        }),
+    }
+}
+
+/// Opens `path` for reading if it is a regular file; the errors are those
+/// of seed 000. Also used by file_edit, which reads the file it edits.
+///
+/// The kind of file is checked before opening (a FIFO would block the open,
+/// a socket cannot be opened) and again on the open file (it may have been
+/// replaced in between; the open itself cannot block, thanks to O_NONBLOCK).
+pub(crate) fn open_regular(path: &str) -> Result<File, ToolError> {
+    let open_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::OpenFailed);
+    check_kind(&fs::metadata(path).map_err(open_failed)?, path)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(open_failed)?;
+    let meta = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?;
+    check_kind(&meta, path)?;
+    // A regular file: reads do not block, so ordinary (blocking) reads it is.
+    clear_nonblock(&file).map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
+    Ok(file)
+}
+
+fn check_kind(meta: &Metadata, path: &str) -> Result<(), ToolError> {
+    if meta.is_dir() {
+        // What read(2) on a directory gives: EISDIR.
+        Err(ToolError::ReadFailed(path.to_owned()))
+    } else if !meta.is_file() {
+        Err(ToolError::SizeFailed(path.to_owned()))
+    } else {
+        Ok(())
+    }
+}
+
+fn clear_nonblock(file: &File) -> io::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
+    fcntl(fd, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
+/// The buffered bytes, refilled when empty; empty at end of file.
+fn fill<'a>(reader: &'a mut BufReader<File>, path: &str) -> Result<&'a [u8], ToolError> {
+    loop {
+        match reader.fill_buf() {
+            Ok(_) => return Ok(reader.buffer()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ToolError::from_io(&e, path, ToolError::ReadFailed)),
+        }
+    }
+}
+
+/// Skips `count` lines; false when the file ends first.
+fn skip_lines(reader: &mut BufReader<File>, mut count: u64, path: &str) -> Result<bool, ToolError> {
+    while count > 0 {
+        let buf = fill(reader, path)?;
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        let newlines = memchr::memchr_iter(b'\n', buf).count() as u64;
+        if newlines < count {
+            let len = buf.len();
+            reader.consume(len);
+            count -= newlines;
+            continue;
+        }
+        // The line to skip ends in this buffer (`count` <= `newlines`, so
+        // `count - 1` fits in usize).
+        let end =
+            memchr::memchr_iter(b'\n', buf).nth((count - 1) as usize).map_or(buf.len(), |i| i + 1);
+        reader.consume(end);
+        count = 0;
+    }
+    Ok(true)
+}
+
+/// Copies the next `count` lines (the last one may lack its newline).
+fn copy_lines(
+    reader: &mut BufReader<File>,
+    mut count: u64,
+    out: &mut Bounded,
+    path: &str,
+) -> Result<(), ToolError> {
+    while count > 0 {
+        let buf = fill(reader, path)?;
+        if buf.is_empty() {
+            break;
+        }
+        let newlines = memchr::memchr_iter(b'\n', buf).count() as u64;
+        if newlines < count {
+            out.push(buf);
+            let len = buf.len();
+            reader.consume(len);
+            count -= newlines;
+            continue;
+        }
+        let end =
+            memchr::memchr_iter(b'\n', buf).nth((count - 1) as usize).map_or(buf.len(), |i| i + 1);
+        out.push(&buf[..end]);
+        break;
+    }
+    Ok(())
+}
+
+/// Copies everything up to end of file. The size is never trusted for
+/// where the file ends (`/proc` files say 0), only for how much of the
+/// middle can be seeked past once the output limit drops it anyway.
+fn copy_rest(reader: &mut BufReader<File>, out: &mut Bounded, path: &str) -> Result<(), ToolError> {
+    let mut skip_decided = false;
+    loop {
+        let buf = fill(reader, path)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        out.push(buf);
+        let len = buf.len();
+        reader.consume(len);
+        if !skip_decided && out.skippable(u64::MAX) > 0 {
+            // The head is full: from here on only the last bytes count.
+            skip_decided = true;
+            skip_middle(reader, out, path)?;
+        }
+    }
+}
+
+/// Seeks past the part of the rest of the file that the output limit would
+/// drop, counting it as omitted.
+fn skip_middle(
+    reader: &mut BufReader<File>,
+    out: &mut Bounded,
+    path: &str,
+) -> Result<(), ToolError> {
+    let seek_failed = |_| ToolError::SeekFailed(path.to_owned());
+    let size =
+        reader.get_ref().metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    let pos = reader.stream_position().map_err(seek_failed)?;
+    let skip = out.skippable(size.saturating_sub(pos));
+    if skip >= MIN_SKIP {
+        reader.seek(SeekFrom::Start(pos + skip)).map_err(seek_failed)?;
+        out.skip(skip);
+    }
+    Ok(())
 }

@@ -1,0 +1,349 @@
+//! file_edit: exact replacement, the order of checks, CRLF files, NUL
+//! bytes, what is kept of the file, concurrent edits, and every error code
+//! (CONTRACT §4, seed 000).
+
+mod common;
+use common::*;
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+fn edit(env: &Env, path: &str, old: &str, new: &str) -> Value {
+    env.call("file-edit", json!({"file_path": path, "old_string": old, "new_string": new}))
+}
+
+fn edit_all(env: &Env, path: &str, old: &str, new: &str) -> Value {
+    env.call(
+        "file-edit",
+        json!({"file_path": path, "old_string": old, "new_string": new, "replace_all": true}),
+    )
+}
+
+fn replaced(n: usize, name: &str) -> Value {
+    let s = if n == 1 { "" } else { "s" };
+    json!({"output": format!("Replaced {n} occurrence{s} in {name}"), "replacements": n})
+}
+
+fn error(message: &str, code: &str) -> Value {
+    json!({"error": message, "error_code": code})
+}
+
+fn chmod(p: &Path, mode: u32) {
+    fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn no_temp_files(dir: &Path) -> bool {
+    fs::read_dir(dir)
+        .unwrap()
+        .all(|e| !e.unwrap().file_name().to_string_lossy().contains(".ikigai-tmp-"))
+}
+
+#[test]
+fn replaces_one_occurrence_and_names_the_file_by_its_basename() {
+    let env = Env::new();
+    env.write("etc/config.txt", "name = x\ndebug = false\nlevel = 2\n");
+    assert_eq!(
+        edit(&env, "etc/config.txt", "debug = false", "debug = true"),
+        replaced(1, "config.txt")
+    );
+    assert_eq!(env.read("etc/config.txt"), b"name = x\ndebug = true\nlevel = 2\n");
+    assert!(no_temp_files(&env.path("etc")));
+}
+
+#[test]
+fn replace_all_replaces_every_occurrence() {
+    let env = Env::new();
+    env.write("f.c", "int a; int b; int c;\n");
+    assert_eq!(edit_all(&env, "f.c", "int", "long"), replaced(3, "f.c"));
+    assert_eq!(env.read("f.c"), b"long a; long b; long c;\n");
+}
+
+#[test]
+fn occurrences_are_counted_left_to_right_without_overlap() {
+    let env = Env::new();
+    env.write("a.txt", "aaaaa");
+    assert_eq!(
+        edit(&env, "a.txt", "aa", "b"),
+        error("String found 2 times, use replace_all to replace all", "NOT_UNIQUE")
+    );
+    assert_eq!(edit_all(&env, "a.txt", "aa", "b"), replaced(2, "a.txt"));
+    assert_eq!(env.read("a.txt"), b"bba");
+}
+
+#[test]
+fn an_empty_new_string_deletes_the_match() {
+    let env = Env::new();
+    env.write("f.txt", "keep DELETE keep");
+    assert_eq!(edit(&env, "f.txt", " DELETE", ""), replaced(1, "f.txt"));
+    assert_eq!(env.read("f.txt"), b"keep keep");
+}
+
+#[test]
+fn more_than_one_match_without_replace_all_is_not_unique_and_untouched() {
+    let env = Env::new();
+    env.write("f.txt", "x x x");
+    for flag in [json!(null), json!(false)] {
+        let args = json!({"file_path": "f.txt", "old_string": "x", "new_string": "y", "replace_all": flag});
+        assert_eq!(
+            env.call("file-edit", args),
+            error("String found 3 times, use replace_all to replace all", "NOT_UNIQUE")
+        );
+    }
+    assert_eq!(env.read("f.txt"), b"x x x");
+}
+
+#[test]
+fn no_match_is_not_found_and_untouched() {
+    let env = Env::new();
+    env.write("f.txt", "hello\n");
+    assert_eq!(edit(&env, "f.txt", "absent", "y"), error("String not found in file", "NOT_FOUND"));
+    assert_eq!(env.read("f.txt"), b"hello\n");
+}
+
+#[test]
+fn replace_all_without_a_match_succeeds_with_zero_and_leaves_the_file_alone() {
+    let env = Env::new();
+    let p = env.write("f.txt", "hello\n");
+    let before = fs::metadata(&p).unwrap();
+    assert_eq!(edit_all(&env, "f.txt", "absent", "y"), replaced(0, "f.txt"));
+    let after = fs::metadata(&p).unwrap();
+    assert_eq!(env.read("f.txt"), b"hello\n");
+    // Not even rewritten: same inode, same modification time.
+    assert_eq!(
+        (after.ino(), after.mtime_nsec(), after.mtime()),
+        (before.ino(), before.mtime_nsec(), before.mtime())
+    );
+}
+
+#[test]
+fn argument_checks_come_first_empty_then_identical() {
+    let env = Env::new();
+    // The file does not exist: the argument errors still come first.
+    assert_eq!(
+        edit(&env, "missing.txt", "", ""),
+        error("old_string cannot be empty", "INVALID_ARG")
+    );
+    assert_eq!(
+        edit(&env, "missing.txt", "", "x"),
+        error("old_string cannot be empty", "INVALID_ARG")
+    );
+    assert_eq!(
+        edit(&env, "missing.txt", "same", "same"),
+        error("old_string and new_string are identical", "INVALID_ARG")
+    );
+    assert_eq!(
+        edit(&env, "missing.txt", "a", "b"),
+        error("File not found: missing.txt", "FILE_NOT_FOUND")
+    );
+}
+
+#[test]
+fn missing_or_mistyped_arguments_are_invalid_arg() {
+    let env = Env::new();
+    env.write("f.txt", "x");
+    for (args, message) in [
+        (json!({"old_string": "a", "new_string": "b"}), "missing required parameter: file_path"),
+        (
+            json!({"file_path": "f.txt", "new_string": "b"}),
+            "missing required parameter: old_string",
+        ),
+        (
+            json!({"file_path": "f.txt", "old_string": "a"}),
+            "missing required parameter: new_string",
+        ),
+        (
+            json!({"file_path": "f.txt", "old_string": "x", "new_string": "b", "replace_all": "yes"}),
+            "parameter replace_all must be a boolean",
+        ),
+    ] {
+        assert_eq!(env.call("file-edit", args), error(message, "INVALID_ARG"));
+    }
+    assert_eq!(env.read("f.txt"), b"x");
+}
+
+#[test]
+fn file_errors_have_their_codes() {
+    let env = Env::new();
+    env.mkdir("dir");
+    env.write("plain.txt", "x");
+    assert_eq!(edit(&env, "dir", "a", "b"), error("Failed to read file: dir", "READ_FAILED"));
+    assert_eq!(
+        edit(&env, "plain.txt/inner", "a", "b"),
+        error("Cannot open file: plain.txt/inner", "OPEN_FAILED")
+    );
+    assert_eq!(
+        edit(&env, "/dev/null", "a", "b"),
+        error("Cannot get file size: /dev/null", "SIZE_FAILED")
+    );
+}
+
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let env = Env::new();
+    nix::unistd::mkfifo(&env.path("pipe"), nix::sys::stat::Mode::from_bits_truncate(0o644))
+        .unwrap();
+    let args = json!({"file_path": "pipe", "old_string": "a", "new_string": "b"});
+    let ran = env.cmd("file-edit").stdin(args.to_string()).timeout(Duration::from_secs(20)).run();
+    assert_eq!(ran.json(), error("Cannot get file size: pipe", "SIZE_FAILED"));
+    assert!(ran.elapsed < Duration::from_secs(10), "took {:?}", ran.elapsed);
+}
+
+#[test]
+fn unreadable_or_read_only_files_are_permission_denied_and_untouched() {
+    let env = Env::new();
+    let dir = env.mkdir("open");
+    chmod(&dir, 0o777);
+    let none = env.write("open/none.txt", "old");
+    chmod(&none, 0o000);
+    let read_only = env.write("open/ro.txt", "old");
+    chmod(&read_only, 0o444);
+    // Its own read-only file: the owner would be kept, yet it is not writable.
+    let own = env.write("open/own_ro.txt", "old");
+    std::os::unix::fs::chown(&own, Some(65534), Some(65534)).ok();
+    chmod(&own, 0o444);
+    for name in ["none.txt", "ro.txt", "own_ro.txt"] {
+        let path = format!("open/{name}");
+        let args = json!({"file_path": path, "old_string": "old", "new_string": "new"});
+        let ran = env.cmd("file-edit").stdin(args.to_string()).as_nobody().run();
+        assert_eq!(ran.json(), error(&format!("Permission denied: {path}"), "PERMISSION_DENIED"));
+        assert_eq!(env.read(&path), b"old");
+    }
+    assert!(no_temp_files(&dir));
+}
+
+#[test]
+fn nul_bytes_are_matched_like_any_other() {
+    let env = Env::new();
+    env.write("bin.dat", b"a\0b\0c\0b\0");
+    assert_eq!(edit(&env, "bin.dat", "\0b\0c", "-"), replaced(1, "bin.dat"));
+    assert_eq!(env.read("bin.dat"), b"a-\0b\0");
+    assert_eq!(edit_all(&env, "bin.dat", "\0", ""), replaced(2, "bin.dat"));
+    assert_eq!(env.read("bin.dat"), b"a-b");
+}
+
+#[test]
+fn invalid_utf8_around_the_match_is_kept_byte_for_byte() {
+    let env = Env::new();
+    env.write("latin1.txt", b"caf\xe9 = 1\n\xff\xfe\n");
+    assert_eq!(edit(&env, "latin1.txt", "= 1", "= 2"), replaced(1, "latin1.txt"));
+    assert_eq!(env.read("latin1.txt"), b"caf\xe9 = 2\n\xff\xfe\n");
+}
+
+#[test]
+fn crlf_files_match_lf_line_breaks_and_keep_their_crlf() {
+    let env = Env::new();
+    env.write("dos.txt", "one\r\ntwo\r\nthree\r\n");
+    assert_eq!(edit(&env, "dos.txt", "one\ntwo\n", "1\n2\n"), replaced(1, "dos.txt"));
+    assert_eq!(env.read("dos.txt"), b"1\r\n2\r\nthree\r\n");
+    // As given, if it matches as given.
+    assert_eq!(edit(&env, "dos.txt", "2\r\nthree", "3"), replaced(1, "dos.txt"));
+    assert_eq!(env.read("dos.txt"), b"1\r\n3\r\n");
+    // The retry counts too: two CRLF matches are not unique.
+    env.write("twice.txt", "a\r\nb\r\na\r\nb\r\n");
+    assert_eq!(
+        edit(&env, "twice.txt", "a\nb", "c"),
+        error("String found 2 times, use replace_all to replace all", "NOT_UNIQUE")
+    );
+    assert_eq!(edit_all(&env, "twice.txt", "a\nb", "c\nd"), replaced(2, "twice.txt"));
+    assert_eq!(env.read("twice.txt"), b"c\r\nd\r\nc\r\nd\r\n");
+    // Still nothing: NOT_FOUND.
+    assert_eq!(edit(&env, "dos.txt", "1\n4", "x"), error("String not found in file", "NOT_FOUND"));
+}
+
+#[test]
+fn lf_files_are_not_converted() {
+    let env = Env::new();
+    env.write("unix.txt", "one\ntwo\n");
+    assert_eq!(edit(&env, "unix.txt", "one\ntwo", "1\n2"), replaced(1, "unix.txt"));
+    assert_eq!(env.read("unix.txt"), b"1\n2\n");
+}
+
+#[test]
+fn mode_owner_symlink_and_hard_links_are_kept() {
+    let env = Env::new();
+    let real = env.write("real.sh", "echo old\n");
+    chmod(&real, 0o750);
+    if is_root() {
+        std::os::unix::fs::chown(&real, Some(65534), Some(65534)).unwrap();
+    }
+    std::os::unix::fs::symlink("real.sh", env.path("link.sh")).unwrap();
+    assert_eq!(edit(&env, "link.sh", "old", "new"), replaced(1, "link.sh"));
+    assert_eq!(env.read("real.sh"), b"echo new\n");
+    assert!(fs::symlink_metadata(env.path("link.sh")).unwrap().file_type().is_symlink());
+    let meta = fs::metadata(&real).unwrap();
+    assert_eq!(meta.mode() & 0o7777, 0o750);
+    if is_root() {
+        assert_eq!((meta.uid(), meta.gid()), (65534, 65534));
+    }
+
+    let a = env.write("a.txt", "first");
+    fs::hard_link(&a, env.path("b.txt")).unwrap();
+    assert_eq!(edit(&env, "a.txt", "first", "second"), replaced(1, "a.txt"));
+    assert_eq!(env.read("b.txt"), b"second");
+    assert_eq!(fs::metadata(&a).unwrap().nlink(), 2);
+    assert!(no_temp_files(&env.work()));
+}
+
+#[test]
+fn concurrent_edits_of_one_file_all_land() {
+    const N: usize = 20;
+    let env = Env::new();
+    let lines: String = (0..N).map(|i| format!("line {i:02} old\n")).collect();
+    env.write("shared.txt", &lines);
+    let link = env.link("file-edit");
+    let children: Vec<_> = (0..N)
+        .map(|i| {
+            let mut child = Command::new(&link)
+                .current_dir(env.work())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let args = json!({
+                "file_path": "shared.txt",
+                "old_string": format!("line {i:02} old"),
+                "new_string": format!("line {i:02} new"),
+            });
+            child.stdin.take().unwrap().write_all(args.to_string().as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v, replaced(1, "shared.txt"), "edit {i}");
+    }
+    let want: String = (0..N).map(|i| format!("line {i:02} new\n")).collect();
+    assert_eq!(String::from_utf8(env.read("shared.txt")).unwrap(), want);
+    assert!(no_temp_files(&env.work()));
+}
+
+#[test]
+fn shellclaw_dialect_error_exits_1_with_the_message_on_stderr() {
+    let env = Env::new();
+    env.write("f.txt", "abc");
+    let ran =
+        env.run_arg("file_edit", r#"{"file_path":"f.txt","old_string":"zzz","new_string":"y"}"#);
+    assert_eq!(ran.code, Some(1));
+    assert_eq!(ran.stderr, "String not found in file\n");
+    assert_eq!(ran.json(), error("String not found in file", "NOT_FOUND"));
+    let ran =
+        env.run_arg("file_edit", r#"{"file_path":"f.txt","old_string":"b","new_string":"B"}"#);
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
+    assert_eq!(ran.json(), replaced(1, "f.txt"));
+    assert_eq!(env.read("f.txt"), b"aBc");
+}
+
+#[test]
+fn snapshots() {
+    let env = Env::new();
+    env.write("config.txt", "debug = false\nverbose = false\n");
+    snap!("answer", edit_all(&env, "config.txt", "false", "true"));
+    snap!("error_not_unique", edit(&env, "config.txt", "true", "on"));
+}

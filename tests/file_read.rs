@@ -1,0 +1,333 @@
+//! file_read: whole files, line ranges, the output limit and every error
+//! code the tool can give (CONTRACT §4, §5; seed 000).
+
+mod common;
+use common::*;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use serde_json::json;
+
+fn read(env: &Env, args: serde_json::Value) -> serde_json::Value {
+    env.call("file-read", args)
+}
+
+fn error(message: &str, code: &str) -> serde_json::Value {
+    json!({"error": message, "error_code": code})
+}
+
+const FIVE_LINES: &str = "l1\nl2\nl3\nl4\nl5";
+
+#[test]
+fn whole_file_comes_back_byte_for_byte_crlf_included() {
+    let env = Env::new();
+    env.write("dos.txt", "one\r\ntwo\r\n\tthree \"quoted\"\r\n");
+    assert_eq!(
+        read(&env, json!({"file_path": "dos.txt"})),
+        json!({"output": "one\r\ntwo\r\n\tthree \"quoted\"\r\n"})
+    );
+}
+
+#[test]
+fn empty_file_gives_empty_output() {
+    let env = Env::new();
+    env.write("empty.txt", "");
+    assert_eq!(read(&env, json!({"file_path": "empty.txt"})), json!({"output": ""}));
+    assert_eq!(read(&env, json!({"file_path": "empty.txt", "offset": 1})), json!({"output": ""}));
+}
+
+#[test]
+fn absolute_paths_and_symlinks_are_read() {
+    let env = Env::new();
+    let target = env.write("real.txt", "real\n");
+    std::os::unix::fs::symlink("real.txt", env.path("link.txt")).unwrap();
+    assert_eq!(read(&env, json!({"file_path": target})), json!({"output": "real\n"}));
+    assert_eq!(read(&env, json!({"file_path": "link.txt"})), json!({"output": "real\n"}));
+}
+
+#[test]
+fn offset_and_limit_select_lines() {
+    let env = Env::new();
+    env.write("five.txt", FIVE_LINES);
+    let cases = [
+        (json!({"offset": 2, "limit": 2}), "l2\nl3\n"),
+        (json!({"offset": 4}), "l4\nl5"),
+        (json!({"offset": 5}), "l5"),
+        (json!({"limit": 1}), "l1\n"),
+        (json!({"offset": 0, "limit": 1}), "l1\n"),
+        (json!({"offset": 1, "limit": 9}), FIVE_LINES),
+        (json!({"offset": 2.0, "limit": 1.0}), "l2\n"),
+        (json!({"offset": null, "limit": 2}), "l1\nl2\n"),
+    ];
+    for (mut args, want) in cases {
+        args["file_path"] = json!("five.txt");
+        assert_eq!(read(&env, args.clone()), json!({"output": want}), "{args}");
+    }
+}
+
+#[test]
+fn limit_zero_and_offset_past_the_end_give_empty_output() {
+    let env = Env::new();
+    env.write("five.txt", FIVE_LINES);
+    for args in [
+        json!({"file_path": "five.txt", "limit": 0}),
+        json!({"file_path": "five.txt", "offset": 3, "limit": 0}),
+        json!({"file_path": "five.txt", "offset": 6}),
+        json!({"file_path": "five.txt", "offset": 100, "limit": 5}),
+    ] {
+        assert_eq!(read(&env, args.clone()), json!({"output": ""}), "{args}");
+    }
+}
+
+#[test]
+fn huge_offset_and_limit_values_are_past_the_end_not_errors() {
+    let env = Env::new();
+    env.write("five.txt", FIVE_LINES);
+    // Sent as raw text: 18446744073709551615 does not fit an i64.
+    for (text, want) in [
+        (r#"{"file_path":"five.txt","offset":1e18}"#, ""),
+        (r#"{"file_path":"five.txt","offset":18446744073709551615}"#, ""),
+        (r#"{"file_path":"five.txt","offset":9223372036854775807,"limit":1}"#, ""),
+        (r#"{"file_path":"five.txt","limit":18446744073709551615}"#, FIVE_LINES),
+        (r#"{"file_path":"five.txt","offset":4,"limit":1e18}"#, "l4\nl5"),
+    ] {
+        let ran = env.run("file-read", text);
+        assert_eq!(ran.code, Some(0), "{text}");
+        assert_eq!(ran.json(), json!({"output": want}), "{text}");
+    }
+}
+
+#[test]
+fn negative_offset_or_limit_is_invalid_arg_naming_the_parameter() {
+    let env = Env::new();
+    env.write("five.txt", FIVE_LINES);
+    assert_eq!(
+        read(&env, json!({"file_path": "five.txt", "offset": -1})),
+        error("parameter offset must be a non-negative integer", "INVALID_ARG")
+    );
+    assert_eq!(
+        read(&env, json!({"file_path": "five.txt", "limit": -5})),
+        error("parameter limit must be a non-negative integer", "INVALID_ARG")
+    );
+}
+
+#[test]
+fn wrong_types_and_missing_path_are_invalid_arg() {
+    let env = Env::new();
+    assert_eq!(
+        read(&env, json!({})),
+        error("missing required parameter: file_path", "INVALID_ARG")
+    );
+    assert_eq!(
+        read(&env, json!({"file_path": "x", "offset": "3"})),
+        error("parameter offset must be an integer", "INVALID_ARG")
+    );
+    assert_eq!(
+        read(&env, json!({"file_path": "x", "limit": 1.5})),
+        error("parameter limit must be an integer", "INVALID_ARG")
+    );
+}
+
+#[test]
+fn missing_file_is_file_not_found() {
+    let env = Env::new();
+    assert_eq!(
+        read(&env, json!({"file_path": "missing.txt"})),
+        error("File not found: missing.txt", "FILE_NOT_FOUND")
+    );
+    // Checked before lines are counted: limit 0 does not hide it.
+    assert_eq!(
+        read(&env, json!({"file_path": "missing.txt", "limit": 0})),
+        error("File not found: missing.txt", "FILE_NOT_FOUND")
+    );
+}
+
+#[test]
+fn unreadable_file_is_permission_denied() {
+    let env = Env::new();
+    let p = env.write("secret.txt", "secret");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    let ran = env.cmd("file-read").stdin(r#"{"file_path":"secret.txt"}"#).as_nobody().run();
+    assert_eq!(ran.json(), error("Permission denied: secret.txt", "PERMISSION_DENIED"));
+}
+
+#[test]
+fn other_open_errors_are_open_failed() {
+    let env = Env::new();
+    env.write("plain.txt", "x");
+    std::os::unix::fs::symlink("loop", env.path("loop")).unwrap();
+    // ENOTDIR: a file used as a directory; ELOOP: a symlink to itself.
+    assert_eq!(
+        read(&env, json!({"file_path": "plain.txt/inner"})),
+        error("Cannot open file: plain.txt/inner", "OPEN_FAILED")
+    );
+    assert_eq!(
+        read(&env, json!({"file_path": "loop"})),
+        error("Cannot open file: loop", "OPEN_FAILED")
+    );
+}
+
+#[test]
+fn directory_is_read_failed() {
+    let env = Env::new();
+    env.mkdir("sub");
+    assert_eq!(
+        read(&env, json!({"file_path": "sub"})),
+        error("Failed to read file: sub", "READ_FAILED")
+    );
+}
+
+#[test]
+fn fifo_is_refused_with_size_failed_without_blocking() {
+    let env = Env::new();
+    nix::unistd::mkfifo(&env.path("pipe"), nix::sys::stat::Mode::from_bits_truncate(0o644))
+        .unwrap();
+    for args in
+        [json!({"file_path": "pipe"}), json!({"file_path": "pipe", "offset": 1, "limit": 1})]
+    {
+        let ran =
+            env.cmd("file-read").stdin(args.to_string()).timeout(Duration::from_secs(20)).run();
+        assert_eq!(ran.json(), error("Cannot get file size: pipe", "SIZE_FAILED"));
+        // Opening a FIFO without a writer would block forever.
+        assert!(ran.elapsed < Duration::from_secs(10), "took {:?}", ran.elapsed);
+    }
+}
+
+#[test]
+fn devices_and_sockets_are_refused_with_size_failed() {
+    let env = Env::new();
+    let _listener = std::os::unix::net::UnixListener::bind(env.path("sock")).unwrap();
+    for path in ["/dev/zero", "/dev/null", "sock"] {
+        let ran = env.cmd("file-read").stdin(json!({"file_path": path}).to_string()).run();
+        assert_eq!(ran.json(), error(&format!("Cannot get file size: {path}"), "SIZE_FAILED"));
+    }
+}
+
+#[test]
+fn proc_files_of_unknown_size_are_read_to_the_end() {
+    let env = Env::new();
+    let v = read(&env, json!({"file_path": "/proc/self/status"}));
+    let text = v["output"].as_str().unwrap();
+    // /proc says its files are empty; the tool reads them to EOF anyway.
+    assert!(text.starts_with("Name:\tfile-read\n"), "{text}");
+    assert!(text.contains("\nPid:\t") && text.ends_with('\n'), "{text}");
+}
+
+#[test]
+fn invalid_utf8_reads_back_as_replacement_character_and_nul_is_kept() {
+    let env = Env::new();
+    env.write("bin.dat", b"ok\xff\xfe\0end\n");
+    assert_eq!(
+        read(&env, json!({"file_path": "bin.dat"})),
+        json!({"output": "ok\u{FFFD}\u{FFFD}\u{0}end\n"})
+    );
+    assert_eq!(
+        read(&env, json!({"file_path": "bin.dat", "limit": 1})),
+        json!({"output": "ok\u{FFFD}\u{FFFD}\u{0}end\n"})
+    );
+}
+
+fn numbered_lines(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+#[test]
+fn output_limit_keeps_head_and_tail_and_says_where_to_continue() {
+    let env = Env::new();
+    env.write("many.txt", numbered_lines(10));
+    let ran = env
+        .cmd("file-read")
+        .stdin(r#"{"file_path":"many.txt"}"#)
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "30")
+        .run();
+    // Head: 15 bytes, ending inside line 3; tail: the last 15 bytes.
+    assert_eq!(
+        ran.json(),
+        json!({"output": "line 1\nline 2\nl\n[... 41 bytes omitted; continue with offset=3 ...]\nline 9\nline 10\n"})
+    );
+}
+
+#[test]
+fn output_limit_with_offset_counts_lines_from_the_offset() {
+    let env = Env::new();
+    env.write("many.txt", numbered_lines(10));
+    let ran = env
+        .cmd("file-read")
+        .stdin(r#"{"file_path":"many.txt","offset":4,"limit":5}"#)
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "28")
+        .run();
+    // Lines 4..8 are 35 bytes; head 14 = "line 4\nline 5\n", so line 6 is next.
+    assert_eq!(
+        ran.json(),
+        json!({"output": "line 4\nline 5\n[... 7 bytes omitted; continue with offset=6 ...]\nline 7\nline 8\n"})
+    );
+}
+
+/// A sparse file of 1 TiB: a few lines at the start, `END` at the end.
+/// Reading all of it would take minutes; a bounded read takes milliseconds.
+fn huge_sparse_file(env: &Env) -> u64 {
+    use std::io::{Seek, SeekFrom, Write};
+    const SIZE: u64 = 1 << 40;
+    let mut f = fs::File::create(env.path("huge.log")).unwrap();
+    f.write_all(numbered_lines(30).as_bytes()).unwrap();
+    f.seek(SeekFrom::Start(SIZE - 4)).unwrap();
+    f.write_all(b"END\n").unwrap();
+    SIZE
+}
+
+#[test]
+fn lines_of_a_huge_file_are_read_only_up_to_the_last_line_asked_for() {
+    let env = Env::new();
+    huge_sparse_file(&env);
+    let ran = env
+        .cmd("file-read")
+        .stdin(r#"{"file_path":"huge.log","offset":10,"limit":11}"#)
+        .timeout(Duration::from_secs(60))
+        .run();
+    let want: String = (10..=20).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(ran.json(), json!({"output": want}));
+    assert!(ran.elapsed < Duration::from_secs(15), "took {:?}", ran.elapsed);
+}
+
+#[test]
+fn whole_huge_file_reads_only_head_and_tail_within_the_limit() {
+    let env = Env::new();
+    let size = huge_sparse_file(&env);
+    let ran = env
+        .cmd("file-read")
+        .stdin(r#"{"file_path":"huge.log"}"#)
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "40")
+        .timeout(Duration::from_secs(60))
+        .run();
+    let want = format!(
+        "line 1\nline 2\nline 3\n[... {} bytes omitted; continue with offset=3 ...]\n{}END\n",
+        size - 40,
+        "\0".repeat(16)
+    );
+    assert_eq!(ran.json(), json!({"output": want}));
+    // Memory and time bounded by the limit, not by the 1 TiB.
+    assert!(ran.elapsed < Duration::from_secs(15), "took {:?}", ran.elapsed);
+}
+
+#[test]
+fn shellclaw_dialect_error_exits_1_with_the_message_on_stderr() {
+    let env = Env::new();
+    let ran = env.run_arg("file_read", r#"{"file_path":"missing.txt"}"#);
+    assert_eq!(ran.code, Some(1));
+    assert_eq!(ran.stderr, "File not found: missing.txt\n");
+    assert_eq!(ran.json(), error("File not found: missing.txt", "FILE_NOT_FOUND"));
+    env.write("five.txt", FIVE_LINES);
+    let ran = env.run_arg("file_read", r#"{"file_path":"five.txt","offset":5}"#);
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
+    assert_eq!(ran.json(), json!({"output": "l5"}));
+}
+
+#[test]
+fn snapshots() {
+    let env = Env::new();
+    env.write("notes.md", "# Notes\n\n- first\n- second\n- third\n");
+    snap!("answer_lines", read(&env, json!({"file_path": "notes.md", "offset": 3, "limit": 2})));
+    snap!("error_not_found", read(&env, json!({"file_path": "missing.txt"})));
+}
