@@ -61,6 +61,7 @@ fn suite_command() -> Command {
             tools::names()
         ))
         .subcommands(tool_commands())
+        .subcommands(crate::host::commands::commands())
 }
 
 /// The whole command tree in multicall mode.
@@ -90,6 +91,9 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> u8 {
         return run_tool(applet, sub);
     }
     match sub.subcommand() {
+        Some((name, m)) if crate::host::commands::is_host_command(name) => {
+            crate::host::commands::run(name, m)
+        }
         Some((name, m)) => run_tool(name, m),
         None => {
             // `ikigai-tools` alone: usage on stdout, as --help.

@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod error;
 pub mod fs;
+pub mod host;
 pub mod json;
 pub mod limit;
 pub mod protocol;

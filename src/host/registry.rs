@@ -1,0 +1,217 @@
+//! The registry: the tools a host offers the model, one per schema name,
+//! sorted by name, each with its schema and where it runs from.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::tools;
+
+use super::validate::Schema;
+
+/// Where a tool comes from.
+#[derive(Clone)]
+pub enum Origin {
+    /// One of the six tools of this binary: run as `ikigai-tools NAME`
+    /// through `std::env::current_exe`, so only meaningful inside the
+    /// `ikigai-tools` binary; another host discovers the installed
+    /// `libexec/ikigai/` directory instead.
+    BuiltIn(&'static tools::Tool),
+    /// An executable found in a directory.
+    File(PathBuf),
+}
+
+impl std::fmt::Debug for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::BuiltIn(tool) => f.debug_tuple("BuiltIn").field(&tool.name).finish(),
+            Origin::File(path) => f.debug_tuple("File").field(path).finish(),
+        }
+    }
+}
+
+impl PartialEq for Origin {
+    fn eq(&self, other: &Origin) -> bool {
+        match (self, other) {
+            (Origin::BuiltIn(a), Origin::BuiltIn(b)) => a.name == b.name,
+            (Origin::File(a), Origin::File(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Origin {
+    /// The program and the leading arguments that run the tool.
+    pub fn command(&self) -> io::Result<(PathBuf, Vec<OsString>)> {
+        match self {
+            Origin::BuiltIn(tool) => Ok((std::env::current_exe()?, vec![tool.command.into()])),
+            // A bare name would be looked up in $PATH: run the file meant.
+            Origin::File(path) if !path.as_os_str().as_encoded_bytes().contains(&b'/') => {
+                Ok((Path::new(".").join(path), Vec::new()))
+            }
+            Origin::File(path) => Ok((path.clone(), Vec::new())),
+        }
+    }
+
+    /// The file, for a discovered tool.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Origin::BuiltIn(_) => None,
+            Origin::File(path) => Some(path),
+        }
+    }
+
+    /// For messages: the path, or `built-in NAME`.
+    pub fn display(&self) -> String {
+        match self {
+            Origin::BuiltIn(tool) => format!("built-in {}", tool.name),
+            Origin::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// A tool the registry holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    pub schema: Schema,
+    pub origin: Origin,
+}
+
+impl Tool {
+    /// The schema's name: what the model calls.
+    pub fn name(&self) -> &str {
+        self.schema.name()
+    }
+}
+
+/// Tools by name. Names are unique; iteration is in name (byte) order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Registry {
+    tools: Vec<Tool>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// The six tools of this binary.
+    pub fn builtin() -> Registry {
+        let mut registry = Registry::new();
+        for tool in &tools::TOOLS {
+            if let Ok(schema) = super::validate::validate(tool.schema.as_bytes()) {
+                registry.insert(Tool { schema, origin: Origin::BuiltIn(tool) });
+            }
+        }
+        registry
+    }
+
+    /// Adds a tool; one of the same name is replaced and returned.
+    pub fn insert(&mut self, tool: Tool) -> Option<Tool> {
+        match self.tools.binary_search_by(|t| t.name().cmp(tool.name())) {
+            Ok(i) => Some(std::mem::replace(&mut self.tools[i], tool)),
+            Err(i) => {
+                self.tools.insert(i, tool);
+                None
+            }
+        }
+    }
+
+    /// The tool of that name: its schema name exactly, or failing that any
+    /// spelling the built-in tools answer to (`file-read`, `file_read_tool`).
+    pub fn find(&self, name: &str) -> Option<&Tool> {
+        self.get(name).or_else(|| self.get(&normalize(name)))
+    }
+
+    fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.binary_search_by(|t| t.name().cmp(name)).ok().map(|i| &self.tools[i])
+    }
+
+    /// A close name for a misspelled one, for "did you mean".
+    pub fn suggest(&self, name: &str) -> Option<&str> {
+        let wanted = normalize(name);
+        self.tools
+            .iter()
+            .map(|t| (edit_distance(&wanted, t.name()), t.name()))
+            .filter(|(d, n)| *d <= 2.max(n.len() / 4))
+            .min()
+            .map(|(_, n)| n)
+    }
+
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// The tool name a file or command name stands for (CONTRACT §1): without
+/// an extension and a `-tool`/`_tool` suffix, `-` read as `_`.
+pub fn normalize(name: &str) -> String {
+    let stem = name.split('.').next().unwrap_or(name).replace('-', "_");
+    stem.strip_suffix("_tool").filter(|s| !s.is_empty()).unwrap_or(&stem).to_owned()
+}
+
+/// Levenshtein distance, over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_sorted_and_found_by_any_spelling() {
+        let registry = Registry::builtin();
+        let names: Vec<_> = registry.tools().iter().map(Tool::name).collect();
+        assert_eq!(names, ["bash", "file_edit", "file_read", "file_write", "glob", "grep"]);
+        for spelling in
+            ["file_read", "file-read", "file-read-tool", "file_read_tool", "file-read.sh"]
+        {
+            assert_eq!(registry.find(spelling).map(Tool::name), Some("file_read"), "{spelling}");
+        }
+        assert!(registry.find("cat").is_none());
+    }
+
+    #[test]
+    fn close_names_are_suggested() {
+        let registry = Registry::builtin();
+        assert_eq!(registry.suggest("gerp"), Some("grep"));
+        assert_eq!(registry.suggest("fileread"), Some("file_read"));
+        assert_eq!(registry.suggest("kubectl"), None);
+    }
+
+    #[test]
+    fn a_bare_file_name_runs_the_file_not_a_command_from_path() {
+        let (program, lead) = Origin::File("grep".into()).command().unwrap();
+        assert_eq!((program, lead), (PathBuf::from("./grep"), vec![]));
+        let (program, _) = Origin::File("tools/grep".into()).command().unwrap();
+        assert_eq!(program, PathBuf::from("tools/grep"));
+    }
+
+    #[test]
+    fn normalize_follows_the_contract() {
+        assert_eq!(normalize("file-read-tool"), "file_read");
+        assert_eq!(normalize("my_tool"), "my");
+        assert_eq!(normalize("_tool"), "_tool");
+        assert_eq!(normalize("x.py"), "x");
+    }
+}
