@@ -36,9 +36,11 @@ fn content(letter: u8) -> Vec<u8> {
 }
 
 /// Whether `name`, found next to the target after a kill, is the tool's
-/// temporary file (the only thing a killed write may leave behind).
+/// temporary file (the only thing a killed write may leave behind):
+/// `.NAME.ikigai-tmp-XXXXXX` (src/fs/atomic_write.rs).
 fn is_tool_temp(name: &str) -> bool {
-    name.starts_with(&format!(".{TARGET}.")) && name.ends_with(".tmp")
+    name.strip_prefix(&format!(".{TARGET}.ikigai-tmp-"))
+        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

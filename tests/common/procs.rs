@@ -327,3 +327,117 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 pub fn signal(child: &Child, signal: i32) {
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
 }
+
+/// Why the peak is measured from a helper process: a child's `ru_maxrss`
+/// starts at its parent's peak RSS, because the kernel records the old
+/// address space's high-water mark at exec (and a vfork/posix_spawn child
+/// runs in the parent's). A test process holding hundreds of MiB would make
+/// every tool look that big. So the test binary runs itself as a small
+/// helper (its test named `helper`, with `--ignored`), which forks the tool
+/// from its own small address space, waits for it with wait4 and reports.
+pub struct Measured {
+    helper: Child,
+    dir: tempfile::TempDir,
+}
+
+/// What the helper reports about the tool.
+#[derive(Debug)]
+pub struct Report {
+    pub reaped: Reaped,
+    /// The tool's stdout.
+    pub stdout: Vec<u8>,
+}
+
+/// The variables that tell the test binary it runs as the helper.
+pub const HELPER_DIR: &str = "IKIGAI_TEST_HELPER_DIR";
+const HELPER_TOOL: &str = "IKIGAI_TEST_HELPER_TOOL";
+
+impl Measured {
+    /// Starts `tool` (a link to the binary) in `cwd` through the helper test
+    /// `helper_test` of the current test binary, with `stdin` and the
+    /// environment changes in `envs` (None: removed).
+    pub fn start(helper_test: &str, tool: &Path, cwd: &Path, stdin: &[u8], envs: &[(&str, Option<&str>)]) -> Measured {
+        let dir = tempfile::tempdir().expect("helper dir");
+        std::fs::write(dir.path().join("stdin"), stdin).expect("write stdin");
+        let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+        cmd.args([helper_test, "--exact", "--ignored", "--nocapture", "--test-threads=1", "-q"])
+            .current_dir(cwd)
+            .env(HELPER_DIR, dir.path())
+            .env(HELPER_TOOL, tool)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (key, value) in envs {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
+        }
+        let helper = cmd.spawn().expect("spawn the helper");
+        Measured { helper, dir }
+    }
+
+    /// The tool's pid, once the helper has started it.
+    pub fn tool_pid(&self) -> i32 {
+        let path = self.dir.path().join("pid");
+        let start = Instant::now();
+        loop {
+            if let Some(pid) = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse().ok()) {
+                return pid;
+            }
+            assert!(start.elapsed() < Duration::from_secs(30), "the helper did not start the tool");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Whether the tool has ended (the helper has reported), waiting at most `limit`.
+    pub fn ends_within(&self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if self.dir.path().join("report").exists() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    pub fn finish(mut self) -> Report {
+        let status = self.helper.wait().expect("wait for the helper");
+        let report = std::fs::read_to_string(self.dir.path().join("report"))
+            .unwrap_or_else(|_| panic!("the helper reported nothing ({status:?})"));
+        let field = |i: usize| report.split(' ').nth(i).and_then(|f| f.trim().parse::<i64>().ok()).unwrap_or(-1);
+        let opt = |v: i64| (v >= 0).then_some(v as i32);
+        Report {
+            reaped: Reaped { code: opt(field(0)), signal: opt(field(1)), max_rss: field(2) as u64 },
+            stdout: std::fs::read(self.dir.path().join("stdout")).unwrap_or_default(),
+        }
+    }
+}
+
+/// The body of the helper test: when the test binary was started by
+/// `Measured::start`, runs the tool and reports `code signal max_rss`.
+/// Returns false (and does nothing) in a normal test run.
+pub fn helper_main() -> bool {
+    let (Some(dir), Some(tool)) = (std::env::var_os(HELPER_DIR), std::env::var_os(HELPER_TOOL)) else {
+        return false;
+    };
+    let dir = PathBuf::from(dir);
+    let stdin = std::fs::File::open(dir.join("stdin")).expect("stdin file");
+    let stdout = std::fs::File::create(dir.join("stdout")).expect("stdout file");
+    let mut cmd = Command::new(tool);
+    cmd.env_remove(HELPER_DIR).env_remove(HELPER_TOOL).stdin(stdin).stdout(stdout).stderr(Stdio::null());
+    // A hook makes std fork instead of vfork (posix_spawn): a forked child
+    // copies only this process's anonymous pages, not the high-water mark
+    // of its whole address space.
+    // SAFETY: the hook does nothing, so it is async-signal-safe.
+    unsafe { cmd.pre_exec(|| Ok(())) };
+    let child = cmd.spawn().expect("spawn the tool");
+    std::fs::write(dir.join("pid"), child.id().to_string()).expect("write pid");
+    let r = wait4(&child);
+    let report = format!("{} {} {}", r.code.unwrap_or(-1), r.signal.unwrap_or(-1), r.max_rss);
+    // Written whole, then renamed: the parent polls for it.
+    std::fs::write(dir.join("report.part"), report).expect("write report");
+    std::fs::rename(dir.join("report.part"), dir.join("report")).expect("rename report");
+    true
+}
