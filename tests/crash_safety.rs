@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-/// 50 MiB (52,428,800 bytes) of 64-byte lines.
+/// 50 MiB (52,428,800 bytes) of 1 KiB lines.
 const SIZE: usize = 50 << 20;
-const LINE: usize = 64;
+const LINE: usize = 1024;
 const TARGET: &str = "f.txt";
 
 fn content(letter: u8) -> Vec<u8> {
@@ -109,20 +109,26 @@ enum Held {
 
 /// What one killed run left behind.
 struct Trial {
-    delay: Duration,
+    kill: Kill,
     /// The kill came after the rename: the target holds the new content.
     changed: bool,
     temps: Vec<String>,
 }
 
-/// Runs the tool on `dir/f.txt` with `payload` on stdin and kills it after
-/// `delay` (None: let it finish). Returns the stdout and the time it took.
-fn run(
-    link: &Path,
-    dir: &Path,
-    payload: Arc<Vec<u8>>,
-    delay: Option<Duration>,
-) -> (Vec<u8>, Duration) {
+/// When a run is killed.
+#[derive(Clone, Copy, Debug)]
+enum Kill {
+    Never,
+    /// This long after the start.
+    After(Duration),
+    /// This long after a new file shows next to the target (the write has
+    /// begun), or after the tool ended, whichever comes first.
+    AfterWriteBegins(Duration),
+}
+
+/// Runs the tool on `dir/f.txt` with `payload` on stdin and kills it as
+/// `kill` says. Returns the stdout and the time it took.
+fn run(link: &Path, dir: &Path, payload: Arc<Vec<u8>>, kill: Kill) -> (Vec<u8>, Duration) {
     let mut child = Command::new(link)
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -140,15 +146,25 @@ fn run(
         let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
         out
     });
-    if let Some(delay) = delay {
-        std::thread::sleep(delay);
-        procs::signal(&child, libc::SIGKILL);
+    match kill {
+        Kill::Never => {}
+        Kill::After(delay) => {
+            std::thread::sleep(delay);
+            procs::signal(&child, libc::SIGKILL);
+        }
+        Kill::AfterWriteBegins(delay) => {
+            while procs::names_in(dir).len() < 2 && !procs::has_exited(&child) {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            std::thread::sleep(delay);
+            procs::signal(&child, libc::SIGKILL);
+        }
     }
     let reaped = procs::wait4(&child);
     let took = start.elapsed();
     writer.join().expect("writer");
     let out = reader.join().expect("reader");
-    if delay.is_none() {
+    if matches!(kill, Kill::Never) {
         assert_eq!((reaped.code, reaped.signal), (Some(0), None), "an uninterrupted run");
     }
     (out, took)
@@ -209,9 +225,10 @@ fn trials(
         }
         None
     });
-    let (out, length) = run(link, dir, payload_for(Held::A), None);
+    let (out, length) = run(link, dir, payload_for(Held::A), Kill::Never);
     watching.store(false, std::sync::atomic::Ordering::Relaxed);
     let temp_seen = watcher.join().expect("watcher");
+    let window = length.saturating_sub(temp_seen.unwrap_or_default());
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
         tool.answer()
@@ -223,32 +240,36 @@ fn trials(
         "a normal run leaves nothing next to the target"
     );
     println!(
-        "{} lane {lane}: one uninterrupted write takes {:.2} s; a new file shows after {:?}",
+        "{} lane {lane}: one uninterrupted run takes {:.2} s; a new file shows after {:?}",
         tool.link(),
         length.as_secs_f64(),
         temp_seen
     );
 
-    // Half the kills spread over the whole run, half over the part where a
-    // file is being written, so that many land inside the write itself.
-    let window_start = temp_seen.unwrap_or_default().saturating_sub(Duration::from_millis(20));
+    // Half the kills spread over the whole run (reading and parsing the
+    // arguments, computing, writing, renaming), half over the write itself,
+    // counted from the moment the new file shows: on a busy machine a
+    // fixed delay would mostly miss that short window.
     let mut state = Held::B;
     (0..count)
         .map(|k| {
-            let frac = (k / 2) as f64 / (count / 2).max(1) as f64;
-            let span = if k % 2 == 0 { (Duration::ZERO, length) } else { (window_start, length) };
-            let delay = span.0 + (span.1.saturating_sub(span.0)).mul_f64(frac * 1.1);
-            run(link, dir, payload_for(state), Some(delay));
-            let now = held(m, &target)?;
+            let frac = (k / 2) as f64 / (count / 2).max(1) as f64 * 1.1;
+            let kill = if k % 2 == 0 {
+                Kill::After(length.mul_f64(frac))
+            } else {
+                Kill::AfterWriteBegins(window.mul_f64(frac))
+            };
+            run(link, dir, payload_for(state), kill);
+            let now = held(m, &target).map_err(|e| format!("after a kill {kill:?}: {e}"))?;
             let names = leftovers(dir);
             if let Some(stray) = names.iter().find(|n| !is_tool_temp(n)) {
                 return Err(format!(
-                    "after a kill at {delay:?}: a stray file {stray:?} next to the target"
+                    "after a kill {kill:?}: a stray file {stray:?} next to the target"
                 ));
             }
             let changed = now != state;
             state = now;
-            Ok(Trial { delay, changed, temps: names })
+            Ok(Trial { kill, changed, temps: names })
         })
         .collect()
 }
@@ -285,16 +306,25 @@ fn kill_trials(tool: Tool) {
     let became_new = done.iter().filter(|t| t.changed).count();
     let temp_names: std::collections::BTreeSet<&String> =
         done.iter().flat_map(|t| &t.temps).collect();
-    let max_delay = done.iter().map(|t| t.delay).max().unwrap_or_default();
+    let max_delay = done
+        .iter()
+        .filter_map(|t| match t.kill {
+            Kill::After(d) => Some(d),
+            _ => None,
+        })
+        .max()
+        .unwrap_or_default();
     println!(
-        "{}: {} kills (SIGKILL, delays 0..{:.2} s) in {:.1} s: {} torn or stray, {} left a temporary file, \
-         the others held old or new; temporary names seen: {:?}",
+        "{}: {} kills (SIGKILL, half at 0..{:.2} s from the start, half inside the write) in {:.1} s: \
+         {} torn or stray, {} killed mid-write (left a temporary file), {} after the rename; \
+         temporary names seen: {:?}",
         tool.link(),
         results.len(),
         max_delay.as_secs_f64(),
         start.elapsed().as_secs_f64(),
         failures.len(),
         mid_write,
+        became_new,
         temp_names.iter().take(3).collect::<Vec<_>>()
     );
     assert!(results.len() >= total);
@@ -315,7 +345,7 @@ fn kill_trials(tool: Tool) {
     let dir = &lanes[0];
     let before = held(&m, &dir.join(TARGET)).expect("target");
     let payload = if before == Held::A { Arc::clone(&m.to_b) } else { Arc::clone(&m.to_a) };
-    let (out, _) = run(&link, dir, payload, None);
+    let (out, _) = run(&link, dir, payload, Kill::Never);
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
         tool.answer()

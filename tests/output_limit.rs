@@ -82,7 +82,11 @@ fn yes_peak(limit: Option<u64>) {
         report.stdout.len(),
     );
     assert!(stopped, "the bash tool did not exit within 10 s of SIGTERM");
-    assert!(report.reaped.max_rss < bound, "peak RSS {} bytes, bound {bound}", report.reaped.max_rss);
+    assert!(
+        report.reaped.max_rss < bound,
+        "peak RSS {} bytes, bound {bound}",
+        report.reaped.max_rss
+    );
 }
 
 #[test]
@@ -178,7 +182,11 @@ fn bounded(whole: &[u8], limit: usize, marker: &str) -> Vec<u8> {
 }
 
 fn limited(env: &Env, link: &str, limit: u64, args: Value) -> Value {
-    let ran = env.cmd(link).env("IKIGAI_TOOLS_MAX_OUTPUT", limit.to_string()).stdin(args.to_string()).run();
+    let ran = env
+        .cmd(link)
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", limit.to_string())
+        .stdin(args.to_string())
+        .run();
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     ran.json()
 }
@@ -207,13 +215,32 @@ fn file_read_keeps_head_and_tail_and_says_where_to_continue() {
     // The line holding the first byte left out is where to continue.
     let continue_at = |part: &str, first_line: usize| first_line + part[..50].matches('\n').count();
     let v = limited(&env, "file-read", 100, json!({"file_path": "nums.txt"}));
-    let marker = format!("[... {} bytes omitted; continue with offset={} ...]", whole.len() - 100, continue_at(&whole, 1));
-    assert_eq!(v, json!({"output": String::from_utf8_lossy(&bounded(whole.as_bytes(), 100, &marker))}));
+    let marker = format!(
+        "[... {} bytes omitted; continue with offset={} ...]",
+        whole.len() - 100,
+        continue_at(&whole, 1)
+    );
+    assert_eq!(
+        v,
+        json!({"output": String::from_utf8_lossy(&bounded(whole.as_bytes(), 100, &marker))})
+    );
 
     let part: String = (10..510).map(|i| format!("{i}\n")).collect();
-    let v = limited(&env, "file-read", 100, json!({"file_path": "nums.txt", "offset": 10, "limit": 500}));
-    let marker = format!("[... {} bytes omitted; continue with offset={} ...]", part.len() - 100, continue_at(&part, 10));
-    assert_eq!(v, json!({"output": String::from_utf8_lossy(&bounded(part.as_bytes(), 100, &marker))}));
+    let v = limited(
+        &env,
+        "file-read",
+        100,
+        json!({"file_path": "nums.txt", "offset": 10, "limit": 500}),
+    );
+    let marker = format!(
+        "[... {} bytes omitted; continue with offset={} ...]",
+        part.len() - 100,
+        continue_at(&part, 10)
+    );
+    assert_eq!(
+        v,
+        json!({"output": String::from_utf8_lossy(&bounded(part.as_bytes(), 100, &marker))})
+    );
 }
 
 #[test]
@@ -225,7 +252,8 @@ fn glob_and_grep_keep_head_and_tail_and_count_everything() {
     }
     // Like bash, glob and grep bound their lines as a stream that ends in a
     // newline, and drop that one final newline.
-    let stream = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes();
+    let stream =
+        |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes();
     let ending = |mut bytes: Vec<u8>| {
         assert_eq!(bytes.pop(), Some(b'\n'));
         String::from_utf8_lossy(&bytes).into_owned()
@@ -261,8 +289,16 @@ fn a_command_that_prints_300_mb_stays_under_the_default_limit() {
     let report = start(&env, "bash", &json!({"command": "yes | head -c 300000000"}), None).finish();
     let answer: Value = serde_json::from_slice(&report.stdout).expect("one JSON answer");
     let bound = 16 * MIB + SLACK;
-    println!("bash printing 300 MB: peak RSS {:.1} MiB (bound {:.0} MiB)", mib(report.reaped.max_rss), mib(bound));
+    println!(
+        "bash printing 300 MB: peak RSS {:.1} MiB (bound {:.0} MiB)",
+        mib(report.reaped.max_rss),
+        mib(bound)
+    );
     assert_eq!(answer["exit_code"], 0);
     assert!(text(&answer).windows(35).any(|w| w == b"[... 283222784 bytes omitted ...]\ny"));
-    assert!(report.reaped.max_rss < bound, "peak RSS {} bytes, bound {bound}", report.reaped.max_rss);
+    assert!(
+        report.reaped.max_rss < bound,
+        "peak RSS {} bytes, bound {bound}",
+        report.reaped.max_rss
+    );
 }

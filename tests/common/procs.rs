@@ -356,7 +356,13 @@ impl Measured {
     /// Starts `tool` (a link to the binary) in `cwd` through the helper test
     /// `helper_test` of the current test binary, with `stdin` and the
     /// environment changes in `envs` (None: removed).
-    pub fn start(helper_test: &str, tool: &Path, cwd: &Path, stdin: &[u8], envs: &[(&str, Option<&str>)]) -> Measured {
+    pub fn start(
+        helper_test: &str,
+        tool: &Path,
+        cwd: &Path,
+        stdin: &[u8],
+        envs: &[(&str, Option<&str>)],
+    ) -> Measured {
         let dir = tempfile::tempdir().expect("helper dir");
         std::fs::write(dir.path().join("stdin"), stdin).expect("write stdin");
         let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
@@ -382,7 +388,9 @@ impl Measured {
         let path = self.dir.path().join("pid");
         let start = Instant::now();
         loop {
-            if let Some(pid) = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse().ok()) {
+            if let Some(pid) =
+                std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse().ok())
+            {
                 return pid;
             }
             assert!(start.elapsed() < Duration::from_secs(30), "the helper did not start the tool");
@@ -406,7 +414,9 @@ impl Measured {
         let status = self.helper.wait().expect("wait for the helper");
         let report = std::fs::read_to_string(self.dir.path().join("report"))
             .unwrap_or_else(|_| panic!("the helper reported nothing ({status:?})"));
-        let field = |i: usize| report.split(' ').nth(i).and_then(|f| f.trim().parse::<i64>().ok()).unwrap_or(-1);
+        let field = |i: usize| {
+            report.split(' ').nth(i).and_then(|f| f.trim().parse::<i64>().ok()).unwrap_or(-1)
+        };
         let opt = |v: i64| (v >= 0).then_some(v as i32);
         Report {
             reaped: Reaped { code: opt(field(0)), signal: opt(field(1)), max_rss: field(2) as u64 },
@@ -419,14 +429,19 @@ impl Measured {
 /// `Measured::start`, runs the tool and reports `code signal max_rss`.
 /// Returns false (and does nothing) in a normal test run.
 pub fn helper_main() -> bool {
-    let (Some(dir), Some(tool)) = (std::env::var_os(HELPER_DIR), std::env::var_os(HELPER_TOOL)) else {
+    let (Some(dir), Some(tool)) = (std::env::var_os(HELPER_DIR), std::env::var_os(HELPER_TOOL))
+    else {
         return false;
     };
     let dir = PathBuf::from(dir);
     let stdin = std::fs::File::open(dir.join("stdin")).expect("stdin file");
     let stdout = std::fs::File::create(dir.join("stdout")).expect("stdout file");
     let mut cmd = Command::new(tool);
-    cmd.env_remove(HELPER_DIR).env_remove(HELPER_TOOL).stdin(stdin).stdout(stdout).stderr(Stdio::null());
+    cmd.env_remove(HELPER_DIR)
+        .env_remove(HELPER_TOOL)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::null());
     // A hook makes std fork instead of vfork (posix_spawn): a forked child
     // copies only this process's anonymous pages, not the high-water mark
     // of its whole address space.
@@ -440,4 +455,18 @@ pub fn helper_main() -> bool {
     std::fs::write(dir.join("report.part"), report).expect("write report");
     std::fs::rename(dir.join("report.part"), dir.join("report")).expect("rename report");
     true
+}
+
+/// Whether `child` has exited (it is not reaped: wait4 still can).
+pub fn has_exited(child: &Child) -> bool {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            child.id(),
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    r == 0 && unsafe { info.si_pid() } != 0
 }
