@@ -205,3 +205,27 @@ fn a_hundred_edits_of_one_file_at_once_all_land() {
         println!("round {round}: {edits_ok} edits and 50 reads of one file at once, all right, in {:.2} s", took.as_secs_f64());
     }
 }
+
+/// The same on a 4 MiB file, where one edit takes a while (reading, matching
+/// and writing 4 MiB), so that the last of a hundred waits for the lock far
+/// longer than the first: it must still wait its turn, not edit unlocked.
+#[test]
+fn a_hundred_edits_of_a_large_file_at_once_all_land() {
+    let env = Env::new();
+    let filler = format!("{}\n", "x".repeat(168_000));
+    let old: String = (0..100).map(|k| format!("{}{}", line(k, "old"), filler)).collect();
+    env.write("big.txt", &old);
+    let calls: Vec<(&str, Value)> = (0..100)
+        .map(|k| ("file-edit", json!({"file_path": "big.txt", "old_string": line(k, "old"), "new_string": line(k, "new")})))
+        .collect();
+    let started = Instant::now();
+    let answers = Batch::start(&env, &calls).answers();
+    let took = started.elapsed();
+    let ok = answers.iter().filter(|a| **a == json!({"output": "Replaced 1 occurrence in big.txt", "replacements": 1})).count();
+    let content = String::from_utf8_lossy(&env.read("big.txt")).into_owned();
+    let landed = (0..100).filter(|&k| content.contains(&line(k, "new"))).count();
+    println!("100 edits of a {} MiB file at once: {ok} answered success, {landed} landed, in {:.1} s", old.len() >> 20, took.as_secs_f64());
+    let want: String = (0..100).map(|k| format!("{}{}", line(k, "new"), filler)).collect();
+    assert_eq!(ok, 100, "answers: {:?}", answers.iter().filter(|a| a.get("error").is_some()).take(3).collect::<Vec<_>>());
+    assert!(content == want, "{} of 100 edits that answered success are lost", 100 - landed);
+}
