@@ -221,11 +221,23 @@ fn a_hundred_edits_of_a_large_file_at_once_all_land() {
     let started = Instant::now();
     let answers = Batch::start(&env, &calls).answers();
     let took = started.elapsed();
-    let ok = answers.iter().filter(|a| **a == json!({"output": "Replaced 1 occurrence in big.txt", "replacements": 1})).count();
+    let ok = answers
+        .iter()
+        .filter(|a| **a == json!({"output": "Replaced 1 occurrence in big.txt", "replacements": 1}))
+        .count();
     let content = String::from_utf8_lossy(&env.read("big.txt")).into_owned();
     let landed = (0..100).filter(|&k| content.contains(&line(k, "new"))).count();
-    println!("100 edits of a {} MiB file at once: {ok} answered success, {landed} landed, in {:.1} s", old.len() >> 20, took.as_secs_f64());
+    println!(
+        "100 edits of a {} MiB file at once: {ok} answered success, {landed} landed, in {:.1} s",
+        old.len() >> 20,
+        took.as_secs_f64()
+    );
     let want: String = (0..100).map(|k| format!("{}{}", line(k, "new"), filler)).collect();
-    assert_eq!(ok, 100, "answers: {:?}", answers.iter().filter(|a| a.get("error").is_some()).take(3).collect::<Vec<_>>());
+    assert_eq!(
+        ok,
+        100,
+        "answers: {:?}",
+        answers.iter().filter(|a| a.get("error").is_some()).take(3).collect::<Vec<_>>()
+    );
     assert!(content == want, "{} of 100 edits that answered success are lost", 100 - landed);
 }
