@@ -232,6 +232,18 @@ fn an_invalid_regex_is_reported_on_one_line() {
 }
 
 #[test]
+fn the_regex_is_checked_before_the_glob_filter() {
+    let env = Env::new();
+    assert_eq!(
+        grep(&env, json!({"pattern": "a{", "glob": "[x"})),
+        json!({
+            "error": "Invalid pattern: regex parse error: a{ ^ error: unclosed counted repetition",
+            "error_code": "INVALID_PATTERN"
+        })
+    );
+}
+
+#[test]
 fn a_malformed_glob_filter_is_invalid_pattern() {
     let env = Env::new();
     env.write("a.c", "x\n");
