@@ -90,6 +90,23 @@ impl Bounded {
         self.tail.clear();
     }
 
+    /// Appends what another `Bounded` with the same limit collected, as if
+    /// its bytes had been pushed here one by one (grep collects each file
+    /// apart, in parallel, and stitches them together in order).
+    pub fn append(&mut self, other: Bounded) {
+        debug_assert_eq!(self.limit, other.limit);
+        let omitted = other.omitted();
+        self.push(&other.head);
+        if omitted > 0 {
+            // `other` overflowed, so its head filled ours and its tail is
+            // the whole of what our tail must keep.
+            self.skip(omitted);
+        }
+        let (a, b) = other.tail.as_slices();
+        self.push(a);
+        self.push(b);
+    }
+
     /// Bytes pushed in all.
     pub fn total(&self) -> u64 {
         self.total
@@ -189,6 +206,29 @@ mod tests {
         assert_eq!(skipped.finish(), pushed.finish());
         assert_eq!(Bounded::new(Some(4)).skippable(100), 0, "head not full yet");
         assert_eq!(Bounded::new(None).skippable(100), 0, "no limit");
+    }
+
+    #[test]
+    fn append_equals_pushing_everything() {
+        let chunks: [&[u8]; 5] = [b"0123", b"456789abcdef", b"", b"gh", b"ijklmnopqrstuvwxyz"];
+        for limit in [None, Some(1), Some(5), Some(10), Some(16), Some(100)] {
+            for split in 0..=chunks.len() {
+                let mut whole = Bounded::new(limit);
+                for c in chunks {
+                    whole.push(c);
+                }
+                let mut stitched = Bounded::new(limit);
+                for part in [&chunks[..split], &chunks[split..]] {
+                    let mut piece = Bounded::new(limit);
+                    for c in part {
+                        piece.push(c);
+                    }
+                    stitched.append(piece);
+                }
+                assert_eq!(stitched.total(), whole.total());
+                assert_eq!(stitched.finish(), whole.finish(), "{limit:?} {split}");
+            }
+        }
     }
 
     #[test]

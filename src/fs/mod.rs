@@ -1,4 +1,5 @@
 //! What several tools share about the file system.
 
 pub mod atomic_write;
+pub mod pattern;
 pub mod walk;

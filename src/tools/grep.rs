@@ -1,7 +1,236 @@
-//! PLACEHOLDER until the grep tool lands.
-use crate::error::ToolError;
-use crate::protocol::{Args, Outcome};
+//! grep: the lines of files that match a regular expression (CONTRACT §4
+//! grep, seed 000).
+//!
+//! `{"output":"PATH:LINE: TEXT\n…","count":N}`. The files are those glob
+//! finds for `glob` (default `*`) under `path`, regular files only, in glob
+//! order. Each file is searched as a whole buffer by ripgrep's searcher
+//! (bulk line counting, NUL = binary, skipped); files are searched in
+//! parallel and their results stitched back in order.
 
-pub fn run(_args: &Args) -> Outcome {
-    Err(ToolError::InvalidArg("grep is not built yet".to_owned()))
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{mpsc, Mutex, PoisonError};
+
+use grep_matcher::LineTerminator;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+
+use crate::error::ToolError;
+use crate::fs::pattern::Glob;
+use crate::fs::walk::walk;
+use crate::json::Field;
+use crate::limit::{self, Bounded};
+use crate::protocol::{one_line, Args, Outcome};
+
+/// At most this many threads search files.
+const MAX_THREADS: usize = 8;
+/// Files searched ahead of the first one whose result is still awaited,
+/// per thread: bounds what waits in memory to be stitched in order.
+const WINDOW_PER_THREAD: usize = 8;
+/// The longest line held in memory to be searched.
+const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
+
+pub fn run(args: &Args) -> Outcome {
+    let pattern = args.required_str("pattern")?;
+    let filter = match args.optional_str("glob")? {
+        None | Some("") => "*",
+        Some(filter) => filter,
+    };
+    let path = args.optional_path("path")?;
+    // Both patterns are checked before any file is read.
+    let matcher = matcher(pattern)?;
+    let glob = Glob::new(path, filter)?;
+
+    let mut files: Vec<Vec<u8>> = Vec::new();
+    walk(&glob, |found| {
+        if found.file_type.is_file() {
+            files.push(found.path.to_vec());
+        }
+    });
+
+    let limit = limit::max_output();
+    let mut output = Bounded::new(limit);
+    let mut count: i64 = 0;
+    search_all(&matcher, &files, limit, |result| {
+        count += result.lines;
+        output.append(result.output);
+    });
+    let mut output = output.finish();
+    // Each line ends with a newline; the last one does not need it.
+    if output.ends_with(b"\n") {
+        output.pop();
+    }
+    Ok(vec![("output", Field::Text(output)), ("count", Field::Int(count))])
+}
+
+/// The regular expression, line by line: `^` and `$` at line boundaries
+/// (`$` also before `\r\n`), never a match across lines.
+fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
+    let invalid = |e: &dyn std::fmt::Display| ToolError::InvalidRegex(one_line(&e.to_string()));
+    // grep-regex wraps the pattern in `(?:…)` before parsing, which would
+    // show up in its messages; parse it as given first, with the same flags.
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .parse(pattern)
+        .map_err(|e| invalid(&e))?;
+    RegexMatcherBuilder::new().multi_line(true).crlf(true).build(pattern).map_err(|e| invalid(&e))
+}
+
+fn searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_terminator(LineTerminator::crlf())
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        // Bytes as they are: a UTF-16 file is binary, not transcoded.
+        .bom_sniffing(false)
+        // One line may take this much memory; a longer one ends the search
+        // of its file (the lines found before it are kept).
+        .heap_limit(Some(MAX_LINE_BYTES))
+        .build()
+}
+
+/// What one file gave.
+struct FileResult {
+    output: Bounded,
+    lines: i64,
+}
+
+/// Searches `files` on several threads and hands each file's result to
+/// `collect` in the order of `files`.
+fn search_all(
+    matcher: &RegexMatcher,
+    files: &[Vec<u8>],
+    limit: Option<usize>,
+    mut collect: impl FnMut(FileResult),
+) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_THREADS)
+        .min(files.len());
+    if threads <= 1 {
+        let mut searcher = searcher();
+        for path in files {
+            collect(search_file(&mut searcher, matcher, path, limit));
+        }
+        return;
+    }
+    let window = threads * WINDOW_PER_THREAD;
+    let (job_sender, jobs) = mpsc::channel::<usize>();
+    let jobs = Mutex::new(jobs);
+    let (result_sender, results) = mpsc::channel::<(usize, FileResult)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let result_sender = result_sender.clone();
+            let jobs = &jobs;
+            scope.spawn(move || {
+                let mut searcher = searcher();
+                loop {
+                    let job = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                    let Ok(index) = job else { break };
+                    // A panic must not leave the collector waiting forever.
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        search_file(&mut searcher, matcher, &files[index], limit)
+                    }))
+                    .unwrap_or_else(|_| FileResult { output: Bounded::new(limit), lines: 0 });
+                    if result_sender.send((index, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(result_sender);
+        let mut sent = 0;
+        let mut next = 0;
+        let mut waiting: BTreeMap<usize, FileResult> = BTreeMap::new();
+        while next < files.len() {
+            while sent < files.len() && sent < next + window {
+                if job_sender.send(sent).is_err() {
+                    break;
+                }
+                sent += 1;
+            }
+            let Ok((index, result)) = results.recv() else { break };
+            waiting.insert(index, result);
+            while let Some(result) = waiting.remove(&next) {
+                collect(result);
+                next += 1;
+            }
+        }
+        drop(job_sender);
+    });
+}
+
+/// Searches one file; a file that cannot be opened or read gives nothing,
+/// a binary file (a NUL byte anywhere) gives nothing.
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &[u8],
+    limit: Option<usize>,
+) -> FileResult {
+    let mut sink =
+        Lines { path, output: Bounded::new(limit), lines: 0, binary: false, line: Vec::new() };
+    if let Ok(file) = open(path) {
+        // A read error part way keeps the lines found before it.
+        let _ = searcher.search_file(matcher, &file, &mut sink);
+    }
+    if sink.binary {
+        return FileResult { output: Bounded::new(limit), lines: 0 };
+    }
+    FileResult { output: sink.output, lines: sink.lines }
+}
+
+/// Opens without blocking: the walk saw a regular file, but a FIFO put in
+/// its place since must not hang the search.
+fn open(path: &[u8]) -> std::io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(OsStr::from_bytes(path))
+}
+
+/// Collects `PATH:LINE: TEXT\n` for each matching line of one file.
+struct Lines<'p> {
+    path: &'p [u8],
+    output: Bounded,
+    lines: i64,
+    binary: bool,
+    /// The line being formatted (reused).
+    line: Vec<u8>,
+}
+
+impl Sink for Lines<'_> {
+    type Error = std::io::Error;
+
+    fn matched(
+        &mut self,
+        _searcher: &Searcher,
+        found: &SinkMatch<'_>,
+    ) -> Result<bool, Self::Error> {
+        let first = found.line_number().unwrap_or(0);
+        for (number, text) in (first..).zip(found.lines()) {
+            let text = text.strip_suffix(b"\n").unwrap_or(text);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            self.line.clear();
+            self.line.extend_from_slice(self.path);
+            self.line.push(b':');
+            let _ = write!(self.line, "{number}");
+            self.line.extend_from_slice(b": ");
+            self.line.extend_from_slice(text);
+            self.line.push(b'\n');
+            self.output.push(&self.line);
+            self.lines += 1;
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
 }

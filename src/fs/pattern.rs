@@ -1,0 +1,451 @@
+//! Glob patterns as glob and grep read them (CONTRACT §4): `*`, `?`, `[abc]`,
+//! `[a-z]`, `[!a]`, `**` and `{a,b}`.
+//!
+//! A pattern is compiled into a tree of path components, one tree per kind
+//! of root (relative to `path`, or absolute). Brace alternatives are expanded
+//! first, so `{src,include}/*.h` and `*.{c,h}` become plain patterns whose
+//! common leading components share tree nodes; the walker then goes through
+//! the tree and the file system together. Each component is one of:
+//! - a literal name, looked up directly (no directory listing needed);
+//! - `**`, any number of directories;
+//! - a wildcard name, matched by globset with `literal_separator` and
+//!   backslash escapes, bytewise (as C's glob(3) in the "C" locale).
+//!
+//! The dotfile rule: a name that starts with `.` is only matched by a
+//! component that starts with `.` (after brace expansion), so `*`, `?` and
+//! `**` skip hidden files and directories while `.*` finds them.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::error::ToolError;
+
+/// Brace expansion stops here: a pattern that names more alternatives than
+/// this is refused rather than walked (and memory stays bounded).
+const MAX_ALTERNATIVES: usize = 4096;
+/// The expanded patterns together may not exceed this many bytes.
+const MAX_EXPANDED_BYTES: usize = 4 * 1024 * 1024;
+/// Braces nested deeper than this are refused (the parser recurses).
+const MAX_BRACE_DEPTH: usize = 32;
+
+/// One path component of a pattern.
+#[derive(Debug)]
+pub enum Component {
+    /// A name without wildcards (escapes removed).
+    Literal(Vec<u8>),
+    /// `**`: any number of directories.
+    AnyDirs,
+    /// A name with wildcards.
+    Wild {
+        text: String,
+        matcher: GlobMatcher,
+        /// Whether it may match a name that starts with `.`.
+        dotfiles: bool,
+    },
+}
+
+impl Component {
+    /// Whether the component matches one entry name. `.` and `..` are only
+    /// ever matched literally.
+    pub fn matches(&self, name: &[u8]) -> bool {
+        match self {
+            Component::Literal(literal) => literal == name,
+            Component::AnyDirs => !name.starts_with(b"."),
+            Component::Wild { matcher, dotfiles, .. } => {
+                let hidden = name.starts_with(b".");
+                (*dotfiles || !hidden)
+                    && name != b"."
+                    && name != b".."
+                    && matcher.is_match(OsStr::from_bytes(name))
+            }
+        }
+    }
+
+    pub fn is_any_dirs(&self) -> bool {
+        matches!(self, Component::AnyDirs)
+    }
+
+    pub fn literal(&self) -> Option<&[u8]> {
+        match self {
+            Component::Literal(literal) => Some(literal),
+            _ => None,
+        }
+    }
+
+    /// Whether two components are the same pattern text (to share nodes).
+    fn same_as(&self, other: &Component) -> bool {
+        match (self, other) {
+            (Component::Literal(a), Component::Literal(b)) => a == b,
+            (Component::AnyDirs, Component::AnyDirs) => true,
+            (Component::Wild { text: a, .. }, Component::Wild { text: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Reads one component's text (no `/`, no unescaped braces).
+    fn parse(text: &str) -> Result<Component, ToolError> {
+        if text == "**" {
+            return Ok(Component::AnyDirs);
+        }
+        let bytes = text.as_bytes();
+        let mut literal = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => {
+                    let escaped = *bytes.get(i + 1).ok_or(ToolError::InvalidGlob)?;
+                    literal.push(escaped);
+                    i += 2;
+                }
+                b'*' | b'?' | b'[' => return Component::wild(text),
+                b => {
+                    literal.push(b);
+                    i += 1;
+                }
+            }
+        }
+        Ok(Component::Literal(literal))
+    }
+
+    fn wild(text: &str) -> Result<Component, ToolError> {
+        let glob = GlobBuilder::new(text)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|_| ToolError::InvalidGlob)?;
+        Ok(Component::Wild {
+            text: text.to_owned(),
+            matcher: glob.compile_matcher(),
+            dotfiles: text.starts_with('.') || text.starts_with("\\."),
+        })
+    }
+}
+
+/// A node of a pattern tree: the component it matched, what may follow.
+#[derive(Debug)]
+pub struct Node {
+    pub component: Component,
+    pub children: Vec<usize>,
+    /// A pattern ends here: the entry that matched is a result.
+    pub ends: bool,
+    /// A pattern ends here with a `/`: the entry is a result if it is a
+    /// directory, printed with a trailing `/`.
+    pub ends_dir: bool,
+}
+
+/// The components of all patterns that start at one root.
+#[derive(Debug)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+}
+
+/// Index of the root node of every tree.
+pub const ROOT: usize = 0;
+
+impl Tree {
+    fn new() -> Tree {
+        Tree {
+            nodes: vec![Node {
+                component: Component::Literal(Vec::new()),
+                children: Vec::new(),
+                ends: false,
+                ends_dir: false,
+            }],
+        }
+    }
+
+    fn insert(&mut self, components: Vec<Component>, dir_only: bool) {
+        let mut at = ROOT;
+        for component in components {
+            let existing = self.nodes[at]
+                .children
+                .iter()
+                .copied()
+                .find(|&c| self.nodes[c].component.same_as(&component));
+            at = match existing {
+                Some(child) => child,
+                None => {
+                    self.nodes.push(Node {
+                        component,
+                        children: Vec::new(),
+                        ends: false,
+                        ends_dir: false,
+                    });
+                    let child = self.nodes.len() - 1;
+                    self.nodes[at].children.push(child);
+                    child
+                }
+            };
+        }
+        if dir_only {
+            self.nodes[at].ends_dir = true;
+        } else {
+            self.nodes[at].ends = true;
+        }
+    }
+
+    pub fn node(&self, id: usize) -> &Node {
+        &self.nodes[id]
+    }
+}
+
+/// Where a tree's walk starts and how its results are spelled.
+#[derive(Debug)]
+pub struct Root {
+    /// What results start with: `path` exactly as given, `/` for absolute
+    /// patterns, empty for a relative pattern without `path` (the walk
+    /// then starts in the current directory).
+    pub prefix: Vec<u8>,
+    pub tree: Tree,
+}
+
+/// A compiled glob: `pattern` under `path`.
+#[derive(Debug)]
+pub struct Glob {
+    pub roots: Vec<Root>,
+}
+
+impl Glob {
+    /// Compiles `pattern` relative to `path` (taken literally, not as a
+    /// pattern); an absolute pattern ignores `path`. Every component is
+    /// checked here, before anything is read.
+    pub fn new(path: Option<&str>, pattern: &str) -> Result<Glob, ToolError> {
+        let mut relative: Option<Tree> = None;
+        let mut absolute: Option<Tree> = None;
+        for expanded in expand_braces(pattern)? {
+            if expanded.is_empty() {
+                continue;
+            }
+            let text = String::from_utf8(expanded).map_err(|_| ToolError::InvalidGlob)?;
+            let is_absolute = text.starts_with('/');
+            let tree = if is_absolute { &mut absolute } else { &mut relative }
+                .get_or_insert_with(Tree::new);
+            let components = text
+                .split('/')
+                .filter(|c| !c.is_empty())
+                .map(Component::parse)
+                .collect::<Result<Vec<_>, _>>()?;
+            // `/` alone (no component) names the root directory itself.
+            let dir_only = text.ends_with('/') && !components.is_empty();
+            tree.insert(components, dir_only);
+        }
+        let mut roots = Vec::new();
+        if let Some(tree) = absolute {
+            roots.push(Root { prefix: b"/".to_vec(), tree });
+        }
+        if let Some(tree) = relative {
+            let prefix = path.unwrap_or_default().as_bytes().to_vec();
+            roots.push(Root { prefix, tree });
+        }
+        Ok(Glob { roots })
+    }
+}
+
+/// One piece of a pattern before brace expansion.
+enum Piece {
+    Text(Vec<u8>),
+    Alternatives(Vec<Vec<Piece>>),
+}
+
+/// Expands `{a,b}` alternatives (nested ones too) into plain patterns.
+/// Escapes and character classes are kept as they are for globset.
+fn expand_braces(pattern: &str) -> Result<Vec<Vec<u8>>, ToolError> {
+    let mut parser = BraceParser { s: pattern.as_bytes(), i: 0 };
+    let pieces = parser.sequence(0)?;
+    if parser.i != parser.s.len() {
+        return Err(ToolError::InvalidGlob);
+    }
+    expand(&pieces)
+}
+
+struct BraceParser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl BraceParser<'_> {
+    /// Reads up to the end, or (inside braces) up to `,` or `}`.
+    fn sequence(&mut self, depth: usize) -> Result<Vec<Piece>, ToolError> {
+        let mut pieces = Vec::new();
+        let mut text = Vec::new();
+        while let Some(&b) = self.s.get(self.i) {
+            match b {
+                b'\\' => {
+                    let end = self.i + 2;
+                    if end > self.s.len() {
+                        return Err(ToolError::InvalidGlob);
+                    }
+                    text.extend_from_slice(&self.s[self.i..end]);
+                    self.i = end;
+                }
+                b'[' => {
+                    let end = self.class_end()?;
+                    text.extend_from_slice(&self.s[self.i..end]);
+                    self.i = end;
+                }
+                b'{' => {
+                    if depth >= MAX_BRACE_DEPTH {
+                        return Err(ToolError::InvalidGlob);
+                    }
+                    self.i += 1;
+                    if !text.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut text)));
+                    }
+                    let mut alternatives = Vec::new();
+                    loop {
+                        alternatives.push(self.sequence(depth + 1)?);
+                        match self.s.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b'}') => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return Err(ToolError::InvalidGlob),
+                        }
+                    }
+                    pieces.push(Piece::Alternatives(alternatives));
+                }
+                b',' | b'}' if depth > 0 => break,
+                b'}' => return Err(ToolError::InvalidGlob),
+                _ => {
+                    text.push(b);
+                    self.i += 1;
+                }
+            }
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(pieces)
+    }
+
+    /// The end (exclusive) of the character class at `self.i`, read as
+    /// globset reads it: `]` right after `[` or `[!` is a member.
+    fn class_end(&self) -> Result<usize, ToolError> {
+        let mut j = self.i + 1;
+        if matches!(self.s.get(j), Some(b'!' | b'^')) {
+            j += 1;
+        }
+        if self.s.get(j) == Some(&b']') {
+            j += 1;
+        }
+        let close = self.s[j.min(self.s.len())..]
+            .iter()
+            .position(|&b| b == b']')
+            .ok_or(ToolError::InvalidGlob)?;
+        Ok(j + close + 1)
+    }
+}
+
+fn expand(pieces: &[Piece]) -> Result<Vec<Vec<u8>>, ToolError> {
+    let mut results: Vec<Vec<u8>> = vec![Vec::new()];
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => {
+                for r in &mut results {
+                    r.extend_from_slice(text);
+                }
+            }
+            Piece::Alternatives(alternatives) => {
+                let mut options = Vec::new();
+                for alternative in alternatives {
+                    options.extend(expand(alternative)?);
+                    if options.len() > MAX_ALTERNATIVES {
+                        return Err(ToolError::InvalidGlob);
+                    }
+                }
+                if results.len().saturating_mul(options.len()) > MAX_ALTERNATIVES {
+                    return Err(ToolError::InvalidGlob);
+                }
+                let mut product = Vec::with_capacity(results.len() * options.len());
+                let mut bytes = 0usize;
+                for r in &results {
+                    for o in &options {
+                        bytes += r.len() + o.len();
+                        if bytes > MAX_EXPANDED_BYTES {
+                            return Err(ToolError::InvalidGlob);
+                        }
+                        product.push([r.as_slice(), o.as_slice()].concat());
+                    }
+                }
+                results = product;
+            }
+        }
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(p: &str) -> Vec<String> {
+        expand_braces(p).unwrap().into_iter().map(|b| String::from_utf8(b).unwrap()).collect()
+    }
+
+    #[test]
+    fn braces_expand_in_order_and_nest() {
+        assert_eq!(expanded("a{b,c}d"), ["abd", "acd"]);
+        assert_eq!(expanded("{a,{b,c}}x"), ["ax", "bx", "cx"]);
+        assert_eq!(expanded("{a,b}{1,2}"), ["a1", "a2", "b1", "b2"]);
+        assert_eq!(expanded("{,x}y"), ["y", "xy"]);
+        assert_eq!(expanded("a,b"), ["a,b"]);
+        assert_eq!(expanded("{src,include/sys}/*.h"), ["src/*.h", "include/sys/*.h"]);
+    }
+
+    #[test]
+    fn escapes_and_classes_keep_braces_literal() {
+        assert_eq!(expanded(r"\{a,b\}"), [r"\{a,b\}"]);
+        assert_eq!(expanded("[{]x{1,2}"), ["[{]x1", "[{]x2"]);
+        assert_eq!(expanded("[]}]"), ["[]}]"]);
+        assert_eq!(expanded("[!}]"), ["[!}]"]);
+    }
+
+    #[test]
+    fn malformed_patterns_are_refused() {
+        for p in ["{a", "a}", "{a,b", "[a", "[]", "a\\", "{a,[b}", "}{"] {
+            assert_eq!(expand_braces(p).err(), Some(ToolError::InvalidGlob), "{p}");
+        }
+        assert!(Glob::new(None, "[z-a]").is_err());
+        assert!(Glob::new(None, "ok/[a").is_err());
+        let deep = format!("{}{}", "{".repeat(100), "}".repeat(100));
+        assert_eq!(expand_braces(&deep).err(), Some(ToolError::InvalidGlob));
+        let many = "{a,b,c,d}".repeat(7);
+        assert_eq!(expand_braces(&many).err(), Some(ToolError::InvalidGlob));
+    }
+
+    #[test]
+    fn components_are_classified() {
+        assert!(matches!(Component::parse("**"), Ok(Component::AnyDirs)));
+        assert!(matches!(Component::parse(r"a\*b"), Ok(Component::Literal(l)) if l == b"a*b"));
+        assert!(matches!(Component::parse("a*"), Ok(Component::Wild { dotfiles: false, .. })));
+        assert!(matches!(Component::parse(".*"), Ok(Component::Wild { dotfiles: true, .. })));
+        assert!(matches!(Component::parse(r"\.*"), Ok(Component::Wild { dotfiles: true, .. })));
+    }
+
+    #[test]
+    fn the_dotfile_rule() {
+        let star = Component::parse("*").unwrap();
+        assert!(star.matches(b"a") && !star.matches(b".a"));
+        let dot_star = Component::parse(".*").unwrap();
+        assert!(dot_star.matches(b".a") && !dot_star.matches(b".") && !dot_star.matches(b".."));
+        assert!(!Component::AnyDirs.matches(b".git"));
+        assert!(Component::parse(".git").unwrap().matches(b".git"));
+    }
+
+    #[test]
+    fn shared_prefixes_share_nodes() {
+        let glob = Glob::new(Some("dir/"), "src/{a,b}/*.c").unwrap();
+        assert_eq!(glob.roots.len(), 1);
+        assert_eq!(glob.roots[0].prefix, b"dir/");
+        // root, src, a, b, *.c under a, *.c under b
+        assert_eq!(glob.roots[0].tree.nodes.len(), 6);
+        let both = Glob::new(Some("dir"), "{/abs,rel}").unwrap();
+        assert_eq!(
+            both.roots.iter().map(|r| r.prefix.clone()).collect::<Vec<_>>(),
+            [b"/".to_vec(), b"dir".to_vec()]
+        );
+    }
+}
