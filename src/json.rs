@@ -54,6 +54,19 @@ fn write_valid<W: Write + ?Sized>(w: &mut W, s: &[u8]) -> io::Result<()> {
     w.write_all(&s[start..])
 }
 
+/// "a string", "an array" …: what a JSON value is, for messages.
+pub fn kind_of(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// A JSON value of an answer's field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Field {

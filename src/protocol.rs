@@ -61,7 +61,7 @@ impl Args {
             Value::Object(map) => Ok(Args { map }),
             other => Err(ToolError::InvalidJson(format!(
                 "invalid JSON: expected an object of arguments, got {}",
-                type_name(&other)
+                json::kind_of(&other)
             ))),
         }
     }
@@ -158,17 +158,6 @@ fn missing(name: &str) -> ToolError {
 
 fn wrong_type(name: &str, expected: &str) -> ToolError {
     ToolError::InvalidArg(format!("parameter {name} must be {expected}"))
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Reads the whole of stdin (ikigai dialect).

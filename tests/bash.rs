@@ -2,7 +2,6 @@
 
 // The harness names its builder method `as_nobody`, which clippy reads as a
 // conversion; allowed here rather than changing the shared harness.
-#[allow(clippy::wrong_self_convention)]
 mod common;
 
 use std::fs;

@@ -159,6 +159,10 @@ fn an_absolute_pattern_ignores_path() {
     let v = glob(&env, json!({"pattern": format!("{root}/src/*.h"), "path": "include"}));
     assert_eq!(v, answer(&[&format!("{root}/src/util.h")]));
     assert_eq!(glob(&env, json!({"pattern": "/"})), answer(&["/"]));
+    // Alternatives that mix absolute and relative patterns, merged in byte
+    // order ('.' before '/').
+    let v = glob(&env, json!({"pattern": format!("{{B.h,{root}/src/*.h}}"), "path": "."}));
+    assert_eq!(v, answer(&["./B.h", &format!("{root}/src/util.h")]));
 }
 
 #[test]

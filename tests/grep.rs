@@ -232,6 +232,18 @@ fn an_invalid_regex_is_reported_on_one_line() {
 }
 
 #[test]
+fn the_regex_is_checked_before_the_glob_filter() {
+    let env = Env::new();
+    assert_eq!(
+        grep(&env, json!({"pattern": "a{", "glob": "[x"})),
+        json!({
+            "error": "Invalid pattern: regex parse error: a{ ^ error: unclosed counted repetition",
+            "error_code": "INVALID_PATTERN"
+        })
+    );
+}
+
+#[test]
 fn a_malformed_glob_filter_is_invalid_pattern() {
     let env = Env::new();
     env.write("a.c", "x\n");
@@ -277,4 +289,26 @@ fn snapshots() {
     env.write("src/lib/util.c", "// TODO: faster\nvoid f(void) {}\n");
     snap!("answer", grep(&env, json!({"pattern": "TODO|^}", "glob": "**/*.c", "path": "src"})));
     snap!("invalid_regex", grep(&env, json!({"pattern": "[unclosed"})));
+}
+
+#[test]
+fn a_path_that_names_a_file_searches_that_file() {
+    let env = Env::new();
+    env.write("src/main.c", "int x;\n// TODO: here\n");
+    env.write("src/other.c", "// TODO: not asked for\n");
+    env.write(".env", "TODO=1\n");
+    let main = answer(&["src/main.c:2: // TODO: here"]);
+    assert_eq!(grep(&env, json!({"pattern": "TODO", "path": "src/main.c"})), main);
+    // A glob filter still applies to the file, by glob's rules.
+    assert_eq!(grep(&env, json!({"pattern": "TODO", "path": "src/main.c", "glob": "*.c"})), main);
+    assert_eq!(
+        grep(&env, json!({"pattern": "TODO", "path": "src/main.c", "glob": "*.h"})),
+        answer(&[])
+    );
+    // Named explicitly, a dotfile is searched; the path is printed as given.
+    assert_eq!(grep(&env, json!({"pattern": "TODO", "path": ".env"})), answer(&[".env:1: TODO=1"]));
+    assert_eq!(
+        grep(&env, json!({"pattern": "TODO", "path": "./src//main.c", "glob": "*.c"})),
+        answer(&["./src//main.c:2: // TODO: here"])
+    );
 }

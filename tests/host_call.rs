@@ -2,7 +2,6 @@
 //! 000 and 003 back.
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-#[allow(clippy::wrong_self_convention)]
 mod common;
 use common::*;
 
@@ -310,10 +309,18 @@ fn a_built_in_tool_is_called_through_the_binary_itself() {
     for name in ["file_read", "file-read"] {
         let ran = env.cmd("ikigai-tools").arg("call").arg(name).arg("{}").run();
         assert_eq!(ran.code, Some(0), "{}", ran.stderr);
-        let v = ran.json();
-        assert_eq!(v["tool_success"], true);
-        assert_eq!(v["result"]["error_code"], "INVALID_ARG");
+        assert_eq!(
+            ran.json(),
+            json!({"tool_success": true, "result": {
+                "error": "missing required parameter: file_path", "error_code": "INVALID_ARG"}})
+        );
     }
+    let ran = env.cmd("ikigai-tools").arg("call").arg("bash").arg(r#"{"command":"echo hi"}"#).run();
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(
+        ran.json(),
+        json!({"tool_success": true, "result": {"output": "hi", "exit_code": 0}})
+    );
 }
 
 #[test]

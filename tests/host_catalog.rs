@@ -2,7 +2,6 @@
 //! discovery as a host does it.
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-#[allow(clippy::wrong_self_convention)]
 mod common;
 use common::*;
 

@@ -3,7 +3,6 @@
 //! deliberately broken tools (one per rule).
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-#[allow(clippy::wrong_self_convention)]
 mod common;
 use common::*;
 

@@ -1,7 +1,6 @@
 //! `ikigai-tools list [NAME]`: what ikigai's `/tool` and `/tool NAME` show.
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-#[allow(clippy::wrong_self_convention)]
 mod common;
 use common::*;
 

@@ -25,6 +25,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use nix::unistd::{faccessat, fchown, AccessFlags, Gid, Uid};
 
 use crate::error::ToolError;
+use crate::fs::open::clear_nonblock;
 
 /// Marks our temporary files, so that one left by a killed process is
 /// recognisable for what it is.
@@ -296,16 +297,6 @@ fn write_in_place(
         file.set_len(content.len() as u64).map_err(write_failed)?;
         file.sync_all().map_err(write_failed)?;
     }
-    Ok(())
-}
-
-fn clear_nonblock(file: &File) -> io::Result<()> {
-    use nix::fcntl::{fcntl, FcntlArg, OFlag};
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    let flags = fcntl(fd, FcntlArg::F_GETFL).map_err(io::Error::from)?;
-    let flags = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
-    fcntl(fd, FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
     Ok(())
 }
 

@@ -23,8 +23,9 @@ use std::time::Duration;
 use super::call::{self, Envelope};
 use super::discover::{self, seconds, SCHEMA_TIMEOUT};
 use super::process::{self, Finished, Input, Job, Status};
-use super::registry::{normalize, Origin};
+use super::registry::Origin;
 use super::validate::{self, Verdict};
+use crate::tools::normalize_name as normalize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {

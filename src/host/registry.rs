@@ -120,7 +120,7 @@ impl Registry {
     /// The tool of that name: its schema name exactly, or failing that any
     /// spelling the built-in tools answer to (`file-read`, `file_read_tool`).
     pub fn find(&self, name: &str) -> Option<&Tool> {
-        self.get(name).or_else(|| self.get(&normalize(name)))
+        self.get(name).or_else(|| self.get(&tools::normalize_name(name)))
     }
 
     fn get(&self, name: &str) -> Option<&Tool> {
@@ -129,7 +129,7 @@ impl Registry {
 
     /// A close name for a misspelled one, for "did you mean".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        let wanted = normalize(name);
+        let wanted = tools::normalize_name(name);
         self.tools
             .iter()
             .map(|t| (edit_distance(&wanted, t.name()), t.name()))
@@ -149,13 +149,6 @@ impl Registry {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
-}
-
-/// The tool name a file or command name stands for (CONTRACT §1): without
-/// an extension and a `-tool`/`_tool` suffix, `-` read as `_`.
-pub fn normalize(name: &str) -> String {
-    let stem = name.split('.').next().unwrap_or(name).replace('-', "_");
-    stem.strip_suffix("_tool").filter(|s| !s.is_empty()).unwrap_or(&stem).to_owned()
 }
 
 /// Levenshtein distance, over characters.
@@ -205,13 +198,5 @@ mod tests {
         assert_eq!((program, lead), (PathBuf::from("./grep"), vec![]));
         let (program, _) = Origin::File("tools/grep".into()).command().unwrap();
         assert_eq!(program, PathBuf::from("tools/grep"));
-    }
-
-    #[test]
-    fn normalize_follows_the_contract() {
-        assert_eq!(normalize("file-read-tool"), "file_read");
-        assert_eq!(normalize("my_tool"), "my");
-        assert_eq!(normalize("_tool"), "_tool");
-        assert_eq!(normalize("x.py"), "x");
     }
 }

@@ -211,16 +211,7 @@ fn parse(output: &[u8]) -> Result<Value, String> {
 }
 
 /// "a string", "an array" …: for messages.
-pub fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::json::kind_of as kind;
 
 fn verdict(problems: Vec<String>) -> Verdict {
     if problems.is_empty() {

@@ -21,11 +21,10 @@ use std::time::{Duration, Instant};
 use memchr::memmem;
 
 use crate::error::ToolError;
-use crate::fs::atomic_write;
+use crate::fs::open::open_regular;
+use crate::fs::{atomic_write, basename};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
-use crate::tools::file_read::open_regular;
-use crate::tools::file_write::basename;
 
 /// How long to wait for another edit of the same file. Ours take
 /// milliseconds; a lock held longer belongs to some other program, which

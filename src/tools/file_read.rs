@@ -10,11 +10,11 @@
 //! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
 //!   or device SIZE_FAILED, decided before anything could block.
 
-use std::fs::{self, File, Metadata, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
 
 use crate::error::ToolError;
+use crate::fs::open::open_regular;
 use crate::json::Field;
 use crate::limit::Bounded;
 use crate::protocol::{Args, Outcome};
@@ -64,47 +64,6 @@ fn non_negative(args: &Args, name: &str) -> Result<Option<u64>, ToolError> {
             ToolError::InvalidArg(format!("parameter {name} must be a non-negative integer"))
         }),
     }
-}
-
-/// Opens `path` for reading if it is a regular file; the errors are those
-/// of seed 000. Also used by file_edit, which reads the file it edits.
-///
-/// The kind of file is checked before opening (a FIFO would block the open,
-/// a socket cannot be opened) and again on the open file (it may have been
-/// replaced in between; the open itself cannot block, thanks to O_NONBLOCK).
-pub(crate) fn open_regular(path: &str) -> Result<File, ToolError> {
-    let open_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::OpenFailed);
-    check_kind(&fs::metadata(path).map_err(open_failed)?, path)?;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(open_failed)?;
-    let meta = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?;
-    check_kind(&meta, path)?;
-    // A regular file: reads do not block, so ordinary (blocking) reads it is.
-    clear_nonblock(&file).map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
-    Ok(file)
-}
-
-fn check_kind(meta: &Metadata, path: &str) -> Result<(), ToolError> {
-    if meta.is_dir() {
-        // What read(2) on a directory gives: EISDIR.
-        Err(ToolError::ReadFailed(path.to_owned()))
-    } else if !meta.is_file() {
-        Err(ToolError::SizeFailed(path.to_owned()))
-    } else {
-        Ok(())
-    }
-}
-
-fn clear_nonblock(file: &File) -> io::Result<()> {
-    use nix::fcntl::{fcntl, FcntlArg, OFlag};
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
-    fcntl(fd, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
-    Ok(())
 }
 
 /// The buffered bytes, refilled when empty; empty at end of file.

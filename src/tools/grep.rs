@@ -12,8 +12,9 @@ use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::{mpsc, Mutex, PoisonError};
 
 use grep_matcher::LineTerminator;
@@ -38,20 +39,18 @@ const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 pub fn run(args: &Args) -> Outcome {
     let pattern = args.required_str("pattern")?;
     let filter = match args.optional_str("glob")? {
-        None | Some("") => "*",
-        Some(filter) => filter,
+        None | Some("") => None,
+        Some(filter) => Some(filter),
     };
     let path = args.optional_path("path")?;
     // Both patterns are checked before any file is read.
     let matcher = matcher(pattern)?;
-    let glob = Glob::new(path, filter)?;
+    let glob = Glob::new(path, filter.unwrap_or("*"))?;
 
-    let mut files: Vec<Vec<u8>> = Vec::new();
-    walk(&glob, |found| {
-        if found.file_type.is_file() {
-            files.push(found.path.to_vec());
-        }
-    });
+    let files = match path.filter(|p| is_regular_file(p)) {
+        Some(file) => named_file(file, filter)?,
+        None => regular_files(&glob),
+    };
 
     let limit = limit::max_output();
     let mut output = Bounded::new(limit);
@@ -66,6 +65,39 @@ pub fn run(args: &Args) -> Outcome {
         output.pop();
     }
     Ok(vec![("output", Field::Text(output)), ("count", Field::Int(count))])
+}
+
+/// The regular files glob finds, in its order.
+fn regular_files(glob: &Glob) -> Vec<Vec<u8>> {
+    let mut files = Vec::new();
+    walk(glob, |found| {
+        if found.file_type.is_file() {
+            files.push(found.path.to_vec());
+        }
+    });
+    files
+}
+
+fn is_regular_file(path: &str) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// `path` names a file rather than a directory (a model asking "search
+/// src/main.c"): that file, as grep and ripgrep would search it. A `glob`
+/// filter still applies to it, by the rules glob uses in its directory.
+fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Vec<u8>>, ToolError> {
+    let Some(filter) = filter else {
+        return Ok(vec![file.as_bytes().to_vec()]);
+    };
+    let (dir, _) = file.rsplit_once('/').unwrap_or(("", file));
+    let dir = if dir.is_empty() && file.starts_with('/') { "/" } else { dir };
+    let in_dir = Glob::new(Some(dir).filter(|d| !d.is_empty()), filter)?;
+    let identity = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let wanted = identity(Path::new(file));
+    let selected = regular_files(&in_dir)
+        .iter()
+        .any(|found| identity(Path::new(OsStr::from_bytes(found))) == wanted);
+    Ok(if selected { vec![file.as_bytes().to_vec()] } else { Vec::new() })
 }
 
 /// The regular expression, line by line: `^` and `$` at line boundaries

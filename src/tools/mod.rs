@@ -89,10 +89,15 @@ impl Tool {
 /// The tool a name stands for, in any of its spellings, with any extension
 /// (`file-read-tool`, `file_read.sh`).
 pub fn find(name: &str) -> Option<&'static Tool> {
-    let stem = name.split('.').next().unwrap_or(name);
-    let normal = stem.replace('-', "_");
-    let normal = normal.strip_suffix("_tool").unwrap_or(&normal);
+    let normal = normalize_name(name);
     TOOLS.iter().find(|t| t.name == normal)
+}
+
+/// The tool name a file or command name stands for (CONTRACT §1): without
+/// an extension and a `-tool`/`_tool` suffix, `-` read as `_`.
+pub fn normalize_name(name: &str) -> String {
+    let stem = name.split('.').next().unwrap_or(name).replace('-', "_");
+    stem.strip_suffix("_tool").filter(|s| !s.is_empty()).unwrap_or(&stem).to_owned()
 }
 
 /// The schema names, comma-separated, for messages.
@@ -118,6 +123,9 @@ mod tests {
         ] {
             assert_eq!(find(name).map(|t| t.name), Some(tool), "{name}");
         }
+        assert_eq!(normalize_name("my_tool"), "my");
+        assert_eq!(normalize_name("_tool"), "_tool");
+        assert_eq!(normalize_name("x.py"), "x");
         assert!(find("cat").is_none());
         assert!(find("file_reader").is_none());
         assert!(find("").is_none());

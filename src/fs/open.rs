@@ -1,0 +1,52 @@
+//! Opening the file a tool reads: a regular file, or the error seed 000
+//! gives for what is not one — without ever blocking on a FIFO or device.
+
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+
+use crate::error::ToolError;
+
+/// Opens `path` for reading if it is a regular file; the errors are those
+/// of seed 000. file_read reads it, file_edit edits it.
+///
+/// The kind of file is checked before opening (a FIFO would block the open,
+/// a socket cannot be opened) and again on the open file (it may have been
+/// replaced in between; the open itself cannot block, thanks to O_NONBLOCK).
+pub fn open_regular(path: &str) -> Result<File, ToolError> {
+    let open_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::OpenFailed);
+    check_kind(&fs::metadata(path).map_err(open_failed)?, path)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(open_failed)?;
+    let meta = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?;
+    check_kind(&meta, path)?;
+    // A regular file: reads do not block, so ordinary (blocking) reads it is.
+    clear_nonblock(&file).map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
+    Ok(file)
+}
+
+fn check_kind(meta: &Metadata, path: &str) -> Result<(), ToolError> {
+    if meta.is_dir() {
+        // What read(2) on a directory gives: EISDIR.
+        Err(ToolError::ReadFailed(path.to_owned()))
+    } else if !meta.is_file() {
+        Err(ToolError::SizeFailed(path.to_owned()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Makes reads and writes on `file` blocking again after a non-blocking
+/// open (which only served to keep the open itself from blocking).
+pub fn clear_nonblock(file: &File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
+    fcntl(fd, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
+    Ok(())
+}
