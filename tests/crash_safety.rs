@@ -128,6 +128,7 @@ enum Kill {
 
 /// Runs the tool on `dir/f.txt` with `payload` on stdin and kills it as
 /// `kill` says. Returns the stdout and the time it took.
+#[allow(clippy::zombie_processes)] // reaped by `wait4`, which clippy does not know
 fn run(link: &Path, dir: &Path, payload: Arc<Vec<u8>>, kill: Kill) -> (Vec<u8>, Duration) {
     let mut child = Command::new(link)
         .current_dir(dir)

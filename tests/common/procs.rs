@@ -302,14 +302,12 @@ pub fn raise_fd_limit() -> u64 {
         lim.rlim_cur = lim.rlim_max;
         libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
     }
-    lim.rlim_cur as u64
+    lim.rlim_cur
 }
 
 /// Free bytes on the file system holding `dir`.
 pub fn free_bytes(dir: &Path) -> u64 {
-    nix::sys::statvfs::statvfs(dir)
-        .map(|s| s.blocks_available() as u64 * s.fragment_size() as u64)
-        .unwrap_or(0)
+    nix::sys::statvfs::statvfs(dir).map(|s| s.blocks_available() * s.fragment_size()).unwrap_or(0)
 }
 
 /// The names in `dir`, sorted.
@@ -428,6 +426,7 @@ impl Measured {
 /// The body of the helper test: when the test binary was started by
 /// `Measured::start`, runs the tool and reports `code signal max_rss`.
 /// Returns false (and does nothing) in a normal test run.
+#[allow(clippy::zombie_processes)] // reaped by `wait4`, which clippy does not know
 pub fn helper_main() -> bool {
     let (Some(dir), Some(tool)) = (std::env::var_os(HELPER_DIR), std::env::var_os(HELPER_TOOL))
     else {
