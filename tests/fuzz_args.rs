@@ -7,6 +7,7 @@
 //! `IKIGAI_FUZZ_SEED` replays a run (the seed is printed); `IKIGAI_FUZZ_CASES`
 //! sets the number of cases per tool (default 10,000: 5,000 in each dialect;
 //! 20,000 gives 10,000 in each).
+//! `IKIGAI_FUZZ_THREADS` (default 2) runs that many at once.
 //! When the tests run as root the tools run as `nobody` in a directory
 //! `nobody` owns, next to world-writable sentinels that must not change.
 
@@ -145,11 +146,7 @@ fn fuzz_tool(spec: &Spec) {
     let start = Instant::now();
     let results = procs::parallel(cases, threads, |i| {
         let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
-        let mut rng = Rng::for_case(
-            seed,
-            spec.link.len() as u64 * 31 + spec.link.as_bytes()[0] as u64,
-            i as u64,
-        );
+        let mut rng = Rng::for_case(seed, procs::fnv1a(spec.link.as_bytes()), i as u64);
         let case = fuzz::generate(&mut rng, spec, dialect);
         let mut cmd = procs::tool_command(&link, &dir, true);
         // No command can be found, and no limit other than the default.
@@ -325,7 +322,7 @@ fn the_generator_replays_from_its_seed() {
 /// The shellclaw cases fit in one argument: no NUL, under 128 KiB, not a flag.
 #[test]
 fn shellclaw_cases_can_be_passed_in_argv() {
-    for i in 0..5000u64 {
+    for i in 0..2_000u64 {
         for spec in [&BASH, &FILE_READ, &FILE_WRITE, &FILE_EDIT, &GLOB, &GREP] {
             let case = fuzz::generate(&mut Rng::for_case(1, 0, i), spec, Dialect::Shellclaw);
             assert!(!case.input.contains(&0), "NUL in case {i}");
@@ -341,7 +338,7 @@ fn shellclaw_cases_can_be_passed_in_argv() {
 /// name) and no `/`.
 #[test]
 fn generated_arguments_stay_inside_their_directory() {
-    for i in 0..20_000u64 {
+    for i in 0..5_000u64 {
         for spec in [&BASH, &FILE_READ, &FILE_WRITE, &FILE_EDIT, &GLOB, &GREP] {
             let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
             let case = fuzz::generate(&mut Rng::for_case(9, 0, i), spec, dialect);
@@ -355,7 +352,10 @@ fn generated_arguments_stay_inside_their_directory() {
                         if spec.link != "grep" || key != "pattern" =>
                     {
                         assert!(
-                            !text.starts_with('/') && !text.contains(".."),
+                            !text.starts_with('/')
+                                && !text.contains("..")
+                                && !text.contains("{/")
+                                && !text.contains(",/"),
                             "case {i}: {key}={text:?}"
                         );
                     }

@@ -482,11 +482,15 @@ fn path(rng: &mut Rng, spec: &Spec) -> String {
     safe_relative(p)
 }
 
-/// Makes a generated path safe: no leading `/`, no `..` anywhere.
+/// Makes a generated path or pattern safe: no leading `/`, no `..`
+/// anywhere, and no brace alternative that starts with `/` (`{a,/x}` is an
+/// absolute pattern, which would walk the whole machine).
 fn safe_relative(p: String) -> String {
     let mut p = p.trim_start_matches('/').to_owned();
-    while p.contains("..") {
-        p = p.replace("..", "._");
+    for (bad, good) in [("..", "._"), ("{/", "{_/"), (",/", ",_/")] {
+        while p.contains(bad) {
+            p = p.replace(bad, good);
+        }
     }
     p
 }
