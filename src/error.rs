@@ -19,6 +19,9 @@ pub enum ToolError {
     SeekFailed(String),
     SizeFailed(String),
     NoSpace(String),
+    /// file_edit: another edit held the file locked too long; nothing was
+    /// written. (`WRITE_FAILED`, with the seed's message and why.)
+    EditLocked(String),
     /// A regular expression that does not compile; the text is the regex
     /// error, folded onto one line.
     InvalidRegex(String),
@@ -42,7 +45,7 @@ impl ToolError {
             ToolError::PermissionDenied(_) => "PERMISSION_DENIED",
             ToolError::OpenFailed(_) => "OPEN_FAILED",
             ToolError::ReadFailed(_) => "READ_FAILED",
-            ToolError::WriteFailed(_) => "WRITE_FAILED",
+            ToolError::WriteFailed(_) | ToolError::EditLocked(_) => "WRITE_FAILED",
             ToolError::SeekFailed(_) => "SEEK_FAILED",
             ToolError::SizeFailed(_) => "SIZE_FAILED",
             ToolError::NoSpace(_) => "NO_SPACE",
@@ -84,6 +87,10 @@ impl fmt::Display for ToolError {
             ToolError::OpenFailed(p) => write!(f, "Cannot open file: {p}"),
             ToolError::ReadFailed(p) => write!(f, "Failed to read file: {p}"),
             ToolError::WriteFailed(p) => write!(f, "Failed to write file: {p}"),
+            ToolError::EditLocked(p) => write!(
+                f,
+                "Failed to write file: {p} (another edit kept it locked; nothing was changed, try again)"
+            ),
             ToolError::SeekFailed(p) => write!(f, "Cannot seek file: {p}"),
             ToolError::SizeFailed(p) => write!(f, "Cannot get file size: {p}"),
             ToolError::NoSpace(p) => write!(f, "No space left on device: {p}"),

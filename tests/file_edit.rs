@@ -347,3 +347,33 @@ fn snapshots() {
     snap!("answer", edit_all(&env, "config.txt", "false", "true"));
     snap!("error_not_unique", edit(&env, "config.txt", "true", "on"));
 }
+
+#[test]
+fn a_lock_held_past_the_wait_is_an_error_and_changes_nothing() {
+    let env = Env::new();
+    let path = env.write("f.txt", "debug = false\n");
+    // Another program holds an exclusive lock on the file.
+    let holder = nix::fcntl::Flock::lock(
+        fs::File::open(&path).unwrap(),
+        nix::fcntl::FlockArg::LockExclusive,
+    )
+    .unwrap();
+    let ran = env
+        .cmd("file-edit")
+        .env("IKIGAI_TOOLS_LOCK_WAIT", "0.3")
+        .stdin(
+            json!({"file_path": "f.txt", "old_string": "false", "new_string": "true"}).to_string(),
+        )
+        .run();
+    assert_eq!(
+        ran.json(),
+        error(
+            "Failed to write file: f.txt (another edit kept it locked; nothing was changed, try again)",
+            "WRITE_FAILED"
+        )
+    );
+    assert_eq!(env.read("f.txt"), b"debug = false\n");
+    // Once the lock is released, the same edit goes through.
+    drop(holder);
+    assert_eq!(edit(&env, "f.txt", "false", "true"), replaced(1, "f.txt"));
+}

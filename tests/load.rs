@@ -206,11 +206,12 @@ fn a_hundred_edits_of_one_file_at_once_all_land() {
     }
 }
 
-/// The same on a 4 MiB file, where one edit takes a while (reading, matching
-/// and writing 4 MiB), so that the last of a hundred waits for the lock far
-/// longer than the first: it must still wait its turn, not edit unlocked.
+/// The same on a 16 MiB file, where one edit takes a while (reading, matching
+/// and writing 16 MiB), so that the last of a hundred waits for the lock far
+/// longer than the first: it must wait its turn, or answer that it could not,
+/// never edit unlocked.
 #[test]
-fn a_hundred_edits_of_a_large_file_at_once_all_land() {
+fn a_hundred_edits_of_a_large_file_at_once_lose_nothing() {
     let env = Env::new();
     let filler = format!("{}\n", "x".repeat(168_000));
     let old: String = (0..100).map(|k| format!("{}{}", line(k, "old"), filler)).collect();
@@ -232,12 +233,25 @@ fn a_hundred_edits_of_a_large_file_at_once_all_land() {
         old.len() >> 20,
         took.as_secs_f64()
     );
-    let want: String = (0..100).map(|k| format!("{}{}", line(k, "new"), filler)).collect();
-    assert_eq!(
-        ok,
-        100,
-        "answers: {:?}",
-        answers.iter().filter(|a| a.get("error").is_some()).take(3).collect::<Vec<_>>()
-    );
-    assert!(content == want, "{} of 100 edits that answered success are lost", 100 - landed);
+    // Every edit that answered success is in the file, once; one that could
+    // not get the lock in time says so and changed nothing. The file is
+    // whole: every line is its old or its new self.
+    let locked = json!({
+        "error": "Failed to write file: big.txt (another edit kept it locked; nothing was changed, try again)",
+        "error_code": "WRITE_FAILED"
+    });
+    let success = json!({"output": "Replaced 1 occurrence in big.txt", "replacements": 1});
+    let mut want = String::new();
+    for (k, answer) in answers.iter().enumerate() {
+        let state = if *answer == success {
+            "new"
+        } else {
+            assert_eq!(*answer, locked, "edit {k}");
+            "old"
+        };
+        want.push_str(&line(k, state));
+        want.push_str(&filler);
+    }
+    assert!(content == want, "{} of {ok} edits that answered success are lost", ok - landed);
+    assert!(ok >= 1, "no edit got the lock");
 }

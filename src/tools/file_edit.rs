@@ -26,10 +26,22 @@ use crate::fs::{atomic_write, basename};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
-/// How long to wait for another edit of the same file. Ours take
-/// milliseconds; a lock held longer belongs to some other program, which
-/// we then do not wait for.
-const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// How long to wait for another edit of the same file: ours take
+/// milliseconds to a second, but a hundred queued edits of a large file add
+/// up. Past this the edit answers an error rather than go ahead unlocked
+/// (which would lose an edit that answered success); it stays under the
+/// 30 s a host gives a call. `IKIGAI_TOOLS_LOCK_WAIT` (seconds) changes it,
+/// for hosts with another limit.
+const LOCK_WAIT: Duration = Duration::from_secs(25);
+const LOCK_WAIT_VAR: &str = "IKIGAI_TOOLS_LOCK_WAIT";
+
+fn lock_wait() -> Duration {
+    std::env::var(LOCK_WAIT_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(LOCK_WAIT, |s| Duration::from_secs_f64(s.min(86_400.0)))
+}
 
 pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
@@ -78,30 +90,41 @@ pub fn run(args: &Args) -> Outcome {
 /// have renamed a new file over the path while we waited; a lock on the old
 /// one guards nothing, so then the path is opened again.
 fn open_locked(path: &str) -> Result<File, ToolError> {
-    let deadline = Instant::now() + LOCK_WAIT;
+    let deadline = Instant::now() + lock_wait();
     loop {
         let file = open_regular(path)?;
-        if !lock_until(&file, deadline) || same_file(path, &file) {
-            return Ok(file);
+        match lock_until(&file, deadline) {
+            Lock::Held if !same_file(path, &file) => continue,
+            Lock::Held | Lock::Unsupported => return Ok(file),
+            Lock::TimedOut => return Err(ToolError::EditLocked(path.to_owned())),
         }
     }
 }
 
-/// Waits for an exclusive flock until `deadline`; false when it could not
-/// be had (held too long, or locks not supported here).
-fn lock_until(file: &File, deadline: Instant) -> bool {
+enum Lock {
+    Held,
+    /// Another process held it past the deadline.
+    TimedOut,
+    /// The file system has no locks (some network file systems): the edit
+    /// goes ahead as an edit without the lock would.
+    Unsupported,
+}
+
+/// Waits for an exclusive flock until `deadline`.
+fn lock_until(file: &File, deadline: Instant) -> Lock {
     use nix::errno::Errno;
     let mut pause = Duration::from_millis(1);
     loop {
         // SAFETY: flock on a descriptor we own; it only takes a lock.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         match Errno::result(rc) {
-            Ok(_) => return true,
+            Ok(_) => return Lock::Held,
             Err(Errno::EWOULDBLOCK | Errno::EINTR) if Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(20));
             }
-            Err(_) => return false,
+            Err(Errno::EWOULDBLOCK | Errno::EINTR) => return Lock::TimedOut,
+            Err(_) => return Lock::Unsupported,
         }
     }
 }
