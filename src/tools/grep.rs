@@ -35,6 +35,14 @@ const MAX_THREADS: usize = 8;
 const WINDOW_PER_THREAD: usize = 8;
 /// The longest line held in memory to be searched.
 const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
+/// What the compiled regex and its lazy DFA may take: beyond it the regex
+/// engine falls back to slower matching, not to more memory (a 100 KB
+/// pattern took 1 GiB without it).
+const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
+/// The longest pattern accepted. Matching costs up to pattern × text, so a
+/// 100 KB pattern over a 100 KB line took half a minute (ripgrep: more than
+/// a minute); no search a model means needs a pattern this long.
+const MAX_PATTERN_BYTES: usize = 8192;
 
 pub fn run(args: &Args) -> Outcome {
     let pattern = args.required_str("pattern")?;
@@ -104,6 +112,12 @@ fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Vec<u8>>, ToolErro
 /// (`$` also before `\r\n`), never a match across lines.
 fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
     let invalid = |e: &dyn std::fmt::Display| ToolError::InvalidRegex(one_line(&e.to_string()));
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(ToolError::InvalidRegex(format!(
+            "pattern is {} bytes long, at most {MAX_PATTERN_BYTES} are accepted",
+            pattern.len()
+        )));
+    }
     // grep-regex wraps the pattern in `(?:…)` before parsing, which would
     // show up in its messages; parse it as given first, with the same flags.
     regex_syntax::ParserBuilder::new()
@@ -113,7 +127,13 @@ fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
         .build()
         .parse(pattern)
         .map_err(|e| invalid(&e))?;
-    RegexMatcherBuilder::new().multi_line(true).crlf(true).build(pattern).map_err(|e| invalid(&e))
+    RegexMatcherBuilder::new()
+        .multi_line(true)
+        .crlf(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build(pattern)
+        .map_err(|e| invalid(&e))
 }
 
 fn searcher() -> Searcher {
