@@ -7,14 +7,13 @@
 //! (bulk line counting, NUL = binary, skipped); files are searched in
 //! parallel and their results stitched back in order.
 
-use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Mutex, PoisonError};
+
+mod ordered;
 
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -29,9 +28,6 @@ use crate::protocol::{one_line, Args, Outcome};
 
 /// At most this many threads search files.
 const MAX_THREADS: usize = 8;
-/// Files searched ahead of the first one whose result is still awaited,
-/// per thread: bounds what waits in memory to be stitched in order.
-const WINDOW_PER_THREAD: usize = 8;
 /// The longest line held in memory to be searched.
 const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 
@@ -46,20 +42,30 @@ pub fn run(args: &Args) -> Outcome {
     let matcher = matcher(pattern)?;
     let glob = Glob::new(path, filter)?;
 
-    let mut files: Vec<Vec<u8>> = Vec::new();
-    walk(&glob, |found| {
-        if found.file_type.is_file() {
-            files.push(found.path.to_vec());
-        }
-    });
-
     let limit = limit::max_output();
     let mut output = Bounded::new(limit);
     let mut count: i64 = 0;
-    search_all(&matcher, &files, limit, |result| {
-        count += result.lines;
-        output.append(result.output);
-    });
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
+    // The walk feeds the files to the searching threads as it finds them.
+    ordered::run(
+        threads,
+        searcher,
+        |searcher, path: Vec<u8>| Some(search_file(searcher, &matcher, &path, limit)),
+        // `None`: the search of a file panicked, which must not stop the rest.
+        |result: Option<FileResult>| {
+            if let Some(result) = result {
+                count += result.lines;
+                output.append(result.output);
+            }
+        },
+        |feed| {
+            walk(&glob, |found| {
+                if found.file_type.is_file() {
+                    feed(found.path.to_vec());
+                }
+            });
+        },
+    );
     let mut output = output.finish();
     // Each line ends with a newline; the last one does not need it.
     if output.ends_with(b"\n") {
@@ -101,71 +107,6 @@ fn searcher() -> Searcher {
 struct FileResult {
     output: Bounded,
     lines: i64,
-}
-
-/// Searches `files` on several threads and hands each file's result to
-/// `collect` in the order of `files`.
-fn search_all(
-    matcher: &RegexMatcher,
-    files: &[Vec<u8>],
-    limit: Option<usize>,
-    mut collect: impl FnMut(FileResult),
-) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, MAX_THREADS)
-        .min(files.len());
-    if threads <= 1 {
-        let mut searcher = searcher();
-        for path in files {
-            collect(search_file(&mut searcher, matcher, path, limit));
-        }
-        return;
-    }
-    let window = threads * WINDOW_PER_THREAD;
-    let (job_sender, jobs) = mpsc::channel::<usize>();
-    let jobs = Mutex::new(jobs);
-    let (result_sender, results) = mpsc::channel::<(usize, FileResult)>();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let result_sender = result_sender.clone();
-            let jobs = &jobs;
-            scope.spawn(move || {
-                let mut searcher = searcher();
-                loop {
-                    let job = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                    let Ok(index) = job else { break };
-                    // A panic must not leave the collector waiting forever.
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        search_file(&mut searcher, matcher, &files[index], limit)
-                    }))
-                    .unwrap_or_else(|_| FileResult { output: Bounded::new(limit), lines: 0 });
-                    if result_sender.send((index, result)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(result_sender);
-        let mut sent = 0;
-        let mut next = 0;
-        let mut waiting: BTreeMap<usize, FileResult> = BTreeMap::new();
-        while next < files.len() {
-            while sent < files.len() && sent < next + window {
-                if job_sender.send(sent).is_err() {
-                    break;
-                }
-                sent += 1;
-            }
-            let Ok((index, result)) = results.recv() else { break };
-            waiting.insert(index, result);
-            while let Some(result) = waiting.remove(&next) {
-                collect(result);
-                next += 1;
-            }
-        }
-        drop(job_sender);
-    });
 }
 
 /// Searches one file; a file that cannot be opened or read gives nothing,
