@@ -55,6 +55,7 @@ impl Bounded {
         let room = self.head_cap().saturating_sub(self.head.len());
         if room > 0 {
             let take = room.min(bytes.len());
+            crate::memory::reserve(&mut self.head, take);
             self.head.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
         }
