@@ -49,8 +49,10 @@ pub fn run(args: &Args) -> Outcome {
     // The walk feeds the files to the searching threads as it finds them.
     ordered::run(
         threads,
-        searcher,
-        |searcher, path: Vec<u8>| Some(search_file(searcher, &matcher, &path, limit)),
+        // Each thread its own matcher: a shared one hands its scratch
+        // space to other threads through a lock, at every search.
+        || (searcher(), matcher.clone()),
+        |(searcher, matcher), path: Vec<u8>| Some(search_file(searcher, matcher, &path, limit)),
         // `None`: the search of a file panicked, which must not stop the rest.
         |result: Option<FileResult>| {
             if let Some(result) = result {
@@ -60,7 +62,7 @@ pub fn run(args: &Args) -> Outcome {
         },
         |feed| {
             walk(&glob, |found| {
-                if found.file_type.is_file() {
+                if found.kind.is_file() {
                     feed(found.path.to_vec());
                 }
             });
