@@ -113,6 +113,11 @@ impl Bounded {
         self.total
     }
 
+    /// Bytes kept (what the buffer holds in memory).
+    pub fn kept(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
     /// Bytes that were pushed but are not kept.
     pub fn omitted(&self) -> u64 {
         self.total - self.head.len() as u64 - self.tail.len() as u64

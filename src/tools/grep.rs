@@ -53,6 +53,7 @@ pub fn run(args: &Args) -> Outcome {
         // space to other threads through a lock, at every search.
         || (searcher(), matcher.clone()),
         |(searcher, matcher), path: Vec<u8>| Some(search_file(searcher, matcher, &path, limit)),
+        |result| result.as_ref().map_or(0, |r| r.output.kept()),
         // `None`: the search of a file panicked, which must not stop the rest.
         |result: Option<FileResult>| {
             if let Some(result) = result {

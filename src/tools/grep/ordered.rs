@@ -10,9 +10,12 @@
 //! already done), so no thread exists only to wait for results.
 //!
 //! Memory stays bounded: at most `QUEUE_PER_THREAD` items wait per thread
-//! (when the queue is full the feeding thread works on one itself) and at
-//! most `WINDOW_PER_THREAD` results wait per thread to be collected (a
-//! thread that would run further ahead of the oldest item waits instead).
+//! (when the queue is full the feeding thread works on one itself), and
+//! results done ahead of the oldest outstanding item are at most `WINDOW`
+//! and hold at most `HELD_MAX` (by the caller's `weight`): a thread that
+//! would run further ahead waits instead. The window is wide because items
+//! can be tiny (a grep of a small file takes microseconds, a wake-up as
+//! long), the budget is what bounds memory when results are large.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -22,19 +25,23 @@ use std::thread::Scope;
 /// Items handed over by the feeder at a time (one lock for several).
 const FEED_BATCH: usize = 8;
 /// Items fed and not yet claimed, per thread, before the feeder helps.
-const QUEUE_PER_THREAD: usize = 16;
-/// Results done ahead of the oldest outstanding item, per thread.
-const WINDOW_PER_THREAD: usize = 8;
+const QUEUE_PER_THREAD: usize = 64;
+/// Items claimed ahead of the oldest outstanding one, at most.
+const WINDOW: usize = 1024;
+/// Weight of the results done ahead of the oldest outstanding item beyond
+/// which no more items are claimed (for grep: bytes of output).
+const HELD_MAX: usize = 32 * 1024 * 1024;
 
 /// Runs `work` on every item `feed` produces, on up to `threads` threads
 /// (the calling thread included), each thread with its own `state()`, and
-/// calls `collect` with the results in feeding order. A panic in `work`
-/// gives `R::default()` for its item. Extra threads are only started once
-/// items are waiting for them.
+/// calls `collect` with the results in feeding order. `weight` tells how
+/// much memory a result holds. A panic in `work` gives `R::default()` for
+/// its item. Extra threads are only started once items are waiting for them.
 pub fn run<T, R, S>(
     threads: usize,
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, T) -> R + Sync,
+    weight: fn(&R) -> usize,
     collect: impl FnMut(R) + Send,
     feed: impl FnOnce(&mut dyn FnMut(T)),
 ) where
@@ -49,11 +56,12 @@ pub fn run<T, R, S>(
             fed_all: false,
             next: 0,
             done: VecDeque::new(),
+            held: 0,
             collect,
             sleepers: 0,
         }),
         wake: Condvar::new(),
-        window: threads * WINDOW_PER_THREAD,
+        weight,
         queue_max: threads * QUEUE_PER_THREAD,
     };
     let (pool, state, work) = (&pool, &state, &work);
@@ -122,7 +130,7 @@ fn work_on<T, R: Default, S>(work: &impl Fn(&mut S, T) -> R, state: &mut S, item
 struct Pool<T, R, C> {
     inner: Mutex<Inner<T, R, C>>,
     wake: Condvar,
-    window: usize,
+    weight: fn(&R) -> usize,
     queue_max: usize,
 }
 
@@ -136,6 +144,8 @@ struct Inner<T, R, C> {
     next: usize,
     /// Results of items `next..claimed`, `None` while being worked on.
     done: VecDeque<Option<R>>,
+    /// The weight of the results in `done`.
+    held: usize,
     collect: C,
     /// Threads waiting on `wake`.
     sleepers: usize,
@@ -191,7 +201,7 @@ impl<T, R, C: FnMut(R)> Pool<T, R, C> {
             self.deliver(&mut inner, index, result);
         }
         loop {
-            if inner.claimed < inner.next + self.window {
+            if inner.claimed < inner.next + WINDOW && inner.held <= HELD_MAX {
                 if let Some(item) = inner.queue.pop_front() {
                     let index = inner.claimed;
                     inner.claimed += 1;
@@ -211,20 +221,25 @@ impl<T, R, C: FnMut(R)> Pool<T, R, C> {
     }
 
     fn deliver(&self, inner: &mut Inner<T, R, C>, index: usize, result: R) {
-        if let Some(slot) = inner.done.get_mut(index - inner.next) {
-            *slot = Some(result);
+        if index != inner.next {
+            // Done ahead of an older item: held until that one is collected.
+            inner.held += (self.weight)(&result);
+            if let Some(slot) = inner.done.get_mut(index - inner.next) {
+                *slot = Some(result);
+            }
+            return;
         }
-        let mut advanced = false;
+        inner.done.pop_front();
+        (inner.collect)(result);
+        inner.next += 1;
         while let Some(Some(_)) = inner.done.front() {
             if let Some(Some(result)) = inner.done.pop_front() {
+                inner.held -= (self.weight)(&result);
                 (inner.collect)(result);
             }
             inner.next += 1;
-            advanced = true;
         }
-        if advanced {
-            self.wake_sleepers(inner);
-        }
+        self.wake_sleepers(inner);
     }
 }
 
@@ -244,6 +259,7 @@ mod tests {
                 }
                 x * x
             },
+            |_| 1,
             |r| out.push(r),
             |feed| (0..n).for_each(&mut *feed),
         );
@@ -270,6 +286,7 @@ mod tests {
                 threads,
                 || (),
                 |(), x: u64| x,
+                |_| 1,
                 |r| {
                     assert_eq!(r, seen);
                     seen += 1;
@@ -282,6 +299,39 @@ mod tests {
     }
 
     #[test]
+    fn heavy_results_wait_for_the_oldest_instead_of_piling_up() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        // Item 0 is slow; the others finish at once, each "holding" a
+        // quarter of the budget: only a handful may run ahead of item 0.
+        let finished = AtomicUsize::new(0);
+        let collected = AtomicUsize::new(0);
+        let most_ahead = AtomicUsize::new(0);
+        let mut order = Vec::new();
+        run(
+            4,
+            || (),
+            |(), x: usize| {
+                if x == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                let ahead = finished.fetch_add(1, SeqCst) + 1 - collected.load(SeqCst);
+                most_ahead.fetch_max(ahead, SeqCst);
+                x
+            },
+            |_| HELD_MAX / 4,
+            |x| {
+                collected.fetch_add(1, SeqCst);
+                order.push(x);
+            },
+            |feed| (0..200).for_each(&mut *feed),
+        );
+        assert_eq!(order, (0..200).collect::<Vec<_>>());
+        // Four held within the budget, a fifth that crosses it, and one
+        // in the hands of each of the three other threads.
+        assert!(most_ahead.load(SeqCst) <= 4 + 1 + 3, "{most_ahead:?}");
+    }
+
+    #[test]
     fn a_panicking_item_gives_the_default() {
         let mut out = Vec::new();
         run(
@@ -291,6 +341,7 @@ mod tests {
                 assert!(x != 3, "boom");
                 x
             },
+            |_| 1,
             |r| out.push(r),
             |feed| (0..6).for_each(&mut *feed),
         );
