@@ -214,6 +214,8 @@ struct Entry {
     /// Where the name lies in `Listing::names`.
     start: usize,
     end: usize,
+    /// The first bytes of the name, to sort by (`sort_key`).
+    key: u64,
     kind: Kind,
     /// Index into `Listing::outcomes`.
     outcome: usize,
@@ -227,17 +229,24 @@ impl Listing {
     /// Adds an entry that reaches `next` (not empty).
     fn add(&mut self, tree: &Tree, name: &[u8], kind: Kind, next: &[usize]) {
         let symlink = kind.is_symlink();
-        let outcome =
-            match self.outcomes.iter().position(|o| o.symlink == symlink && o.next == next) {
-                Some(known) => known,
-                None => {
-                    self.outcomes.push(Outcome::new(tree, next, symlink));
-                    self.outcomes.len() - 1
-                }
-            };
+        // Compared element by element: a slice comparison calls memcmp, for
+        // every entry of the directory.
+        let same = |o: &Outcome| {
+            o.symlink == symlink
+                && o.next.len() == next.len()
+                && o.next.iter().zip(next).all(|(a, b)| a == b)
+        };
+        let outcome = match self.outcomes.iter().position(same) {
+            Some(known) => known,
+            None => {
+                self.outcomes.push(Outcome::new(tree, next, symlink));
+                self.outcomes.len() - 1
+            }
+        };
         let start = self.names.len();
         self.names.extend_from_slice(name);
-        self.entries.push(Entry { start, end: self.names.len(), kind, outcome });
+        let key = sort_key(name, false);
+        self.entries.push(Entry { start, end: self.names.len(), key, kind, outcome });
     }
 
     fn contains(&self, name: &[u8]) -> bool {
@@ -259,6 +268,20 @@ impl Action {
     fn slashed(self) -> bool {
         self != Action::Emit
     }
+}
+
+/// The first eight bytes of `name` (and a `/` after it if `slash`) as a
+/// number that sorts as they do: names of a large directory often share a
+/// prefix, and most comparisons are then settled without a `memcmp`. Names
+/// hold no NUL, so the zero padding sorts a shorter name first, as bytes do.
+fn sort_key(name: &[u8], slash: bool) -> u64 {
+    let mut bytes = [0u8; 8];
+    let take = name.len().min(8);
+    bytes[..take].copy_from_slice(&name[..take]);
+    if slash && take < 8 {
+        bytes[take] = b'/';
+    }
+    u64::from_be_bytes(bytes)
 }
 
 /// Orders `a` (followed by a `/` if `a_slash`) against `b` likewise.
@@ -304,12 +327,18 @@ impl Walker<'_, '_> {
             }
         }
         let name = |index: usize| listing.name(&listing.entries[index]);
-        steps.sort_unstable_by(|&(a, action_a), &(b, action_b)| {
-            cmp_keys(name(a), action_a.slashed(), name(b), action_b.slashed())
-                .then(action_a.cmp(&action_b))
+        let mut steps: Vec<(u64, usize, Action)> = steps
+            .into_iter()
+            .map(|(index, action)| (sort_key(name(index), action.slashed()), index, action))
+            .collect();
+        steps.sort_unstable_by(|&(key_a, a, action_a), &(key_b, b, action_b)| {
+            key_a.cmp(&key_b).then_with(|| {
+                cmp_keys(name(a), action_a.slashed(), name(b), action_b.slashed())
+                    .then(action_a.cmp(&action_b))
+            })
         });
         let len = path.len();
-        for (index, action) in steps {
+        for (_, index, action) in steps {
             let entry = &listing.entries[index];
             push_name(path, listing.name(entry));
             match action {
@@ -363,7 +392,9 @@ impl Walker<'_, '_> {
             }
         }
         let names = &listing.names;
-        listing.entries.sort_unstable_by(|a, b| names[a.start..a.end].cmp(&names[b.start..b.end]));
+        listing.entries.sort_unstable_by(|a, b| {
+            a.key.cmp(&b.key).then_with(|| names[a.start..a.end].cmp(&names[b.start..b.end]))
+        });
         listing
     }
 
@@ -467,6 +498,28 @@ mod tests {
             out.push(p[prefix.len()..].to_owned());
         });
         out
+    }
+
+    #[test]
+    fn sort_keys_order_as_the_bytes_do() {
+        let keys = [
+            (&b"a"[..], false),
+            (b"a", true),
+            (b"a-b", false),
+            (b"abcdefgh", false),
+            (b"abcdefgh", true),
+            (b"abcdefghi", false),
+            (b"b", false),
+            (b"\xff", false),
+        ];
+        for (a, a_slash) in keys {
+            for (b, b_slash) in keys {
+                let key_order = sort_key(a, a_slash).cmp(&sort_key(b, b_slash));
+                let full_order = cmp_keys(a, a_slash, b, b_slash);
+                // Equal keys defer to the full comparison; unequal ones agree.
+                assert!(key_order == full_order || key_order.is_eq(), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
