@@ -14,44 +14,198 @@ fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
+/// Escaped text is built in blocks of this much input and written a block
+/// at a time: few, large writes, whatever the text.
+const BLOCK: usize = 64 * 1024;
+/// The most bytes one input byte becomes (`\u001f`).
+const MAX_ESCAPE: usize = 6;
+
 /// Writes `bytes` as one JSON string literal, quotes included.
+///
+/// A block at a time: validated as UTF-8 (the standard library's fast
+/// check), escaped into a buffer, written. An invalid sequence becomes one
+/// U+FFFD, as `String::from_utf8_lossy` has it; a character cut by the end
+/// of a block is left for the next block.
 pub fn write_str<W: Write + ?Sized>(w: &mut W, bytes: &[u8]) -> io::Result<()> {
-    w.write_all(b"\"")?;
-    for chunk in bytes.utf8_chunks() {
-        write_valid(w, chunk.valid().as_bytes())?;
-        if !chunk.invalid().is_empty() {
-            w.write_all(REPLACEMENT.as_bytes())?;
+    let mut out = Vec::with_capacity(bytes.len().min(BLOCK) * MAX_ESCAPE + 8);
+    out.push(b'"');
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let block = &rest[..rest.len().min(BLOCK)];
+        let (valid, skip) = match std::str::from_utf8(block) {
+            Ok(_) => (block.len(), 0),
+            Err(e) => match e.error_len() {
+                Some(invalid) => (e.valid_up_to(), invalid),
+                // Cut off at the end of the text: one replacement for it.
+                None if block.len() == rest.len() => {
+                    (e.valid_up_to(), rest.len() - e.valid_up_to())
+                }
+                // Cut off by the end of the block: the next block has it.
+                None => (e.valid_up_to(), 0),
+            },
+        };
+        escape_into(&mut out, &block[..valid]);
+        if skip > 0 {
+            out.extend_from_slice(REPLACEMENT.as_bytes());
+        }
+        rest = &rest[valid + skip..];
+        if out.len() >= BLOCK {
+            w.write_all(&out)?;
+            out.clear();
         }
     }
-    w.write_all(b"\"")
+    out.push(b'"');
+    w.write_all(&out)
 }
 
-/// Escapes valid UTF-8: ASCII runs and multi-byte characters pass through
-/// as they are; only `"`, `\` and control bytes are rewritten.
-fn write_valid<W: Write + ?Sized>(w: &mut W, s: &[u8]) -> io::Result<()> {
-    let mut start = 0;
+/// What a byte that needs escaping becomes, padded to eight bytes, and how
+/// many of them count (zero for the bytes that need none).
+static ESCAPES: [([u8; 8], u8); 256] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut table = [([0u8; 8], 0u8); 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = match b as u8 {
+            b'\n' => (*b"\\n\0\0\0\0\0\0", 2),
+            b'\r' => (*b"\\r\0\0\0\0\0\0", 2),
+            b'\t' => (*b"\\t\0\0\0\0\0\0", 2),
+            0x08 => (*b"\\b\0\0\0\0\0\0", 2),
+            0x0c => (*b"\\f\0\0\0\0\0\0", 2),
+            _ => ([b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf], 0, 0], 6),
+        };
+        b += 1;
+    }
+    table[b'"' as usize] = (*b"\\\"\0\0\0\0\0\0", 2);
+    table[b'\\' as usize] = (*b"\\\\\0\0\0\0\0\0", 2);
+    table
+};
+
+/// Appends valid UTF-8, escaped: ASCII runs and multi-byte characters pass
+/// through as they are; only `"`, `\` and control bytes are rewritten.
+///
+/// Sixteen bytes at a time with SSE2 (part of every x86_64): each block of
+/// sixteen is stored whole, then the output end moves past the bytes that
+/// need no escape; an escape is stored eight bytes wide and counted by its
+/// length. No call and no branch per byte, and one capacity check per call.
+#[cfg(target_arch = "x86_64")]
+fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_storeu_si128,
+    };
+    // Every input byte gives at most MAX_ESCAPE output bytes, so after `i`
+    // input bytes at most `MAX_ESCAPE * i` are written; the widest store
+    // starts there and is 16 bytes: this is room for all of them.
+    out.reserve(s.len() * MAX_ESCAPE + 16);
     let mut i = 0;
-    while i < s.len() {
-        let b = s[i];
-        if !needs_escape(b) {
+    let mut written = 0;
+    // SAFETY: SSE2 is always present on x86_64. Loads read the 16 bytes at
+    // `i` inside `s`. Stores write at most 16 bytes at `written` <=
+    // MAX_ESCAPE * i, inside the room reserved above; `set_len` covers only
+    // bytes written (a store's bytes past `written` are overwritten or left
+    // outside the length).
+    unsafe {
+        let dst = out.as_mut_ptr().add(out.len());
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let last_control = _mm_set1_epi8(0x1f);
+        while i + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(i).cast());
+            _mm_storeu_si128(dst.add(written).cast(), x);
+            // x <= 0x1f, unsigned: min(x, 0x1f) == x.
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(x, last_control), x);
+            let special = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash));
+            let mask = _mm_movemask_epi8(_mm_or_si128(control, special)) as u32;
+            if mask == 0 {
+                i += 16;
+                written += 16;
+                continue;
+            }
+            let plain = mask.trailing_zeros() as usize;
+            i += plain;
+            written += plain;
+            let (text, len) = &ESCAPES[usize::from(s[i])];
+            std::ptr::copy_nonoverlapping(text.as_ptr(), dst.add(written), 8);
+            written += usize::from(*len);
             i += 1;
-            continue;
         }
-        w.write_all(&s[start..i])?;
+        for &b in &s[i..] {
+            let (text, len) = &ESCAPES[usize::from(b)];
+            if *len == 0 {
+                *dst.add(written) = b;
+                written += 1;
+            } else {
+                std::ptr::copy_nonoverlapping(text.as_ptr(), dst.add(written), 8);
+                written += usize::from(*len);
+            }
+        }
+        out.set_len(out.len() + written);
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
+    escape_into_portable(out, s)
+}
+
+/// Appends valid UTF-8, escaped: ASCII runs and multi-byte characters pass
+/// through as they are; only `"`, `\` and control bytes are rewritten.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn escape_into_portable(out: &mut Vec<u8>, s: &[u8]) {
+    let mut start = 0;
+    while start < s.len() {
+        let i = start + next_escape(&s[start..]);
+        out.extend_from_slice(&s[start..i]);
+        let Some(&b) = s.get(i) else { break };
         match b {
-            b'"' => w.write_all(b"\\\"")?,
-            b'\\' => w.write_all(b"\\\\")?,
-            b'\n' => w.write_all(b"\\n")?,
-            b'\r' => w.write_all(b"\\r")?,
-            b'\t' => w.write_all(b"\\t")?,
-            0x08 => w.write_all(b"\\b")?,
-            0x0c => w.write_all(b"\\f")?,
-            _ => write!(w, "\\u{:04x}", b)?,
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+            }
+        }
+        start = i + 1;
+    }
+}
+
+/// The index of the first byte that needs escaping, or `s.len()`. Eight
+/// bytes at a time: in each word, the lowest flagged byte is exact (a
+/// borrow can only flag bytes above a true match), which is all we need.
+#[inline]
+fn next_escape(s: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut words = s.chunks_exact(8);
+    let mut i = 0;
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let x = u64::from_le_bytes(bytes);
+        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+        let flagged = below_space
+            | zero_byte(x ^ (ONES * u64::from(b'"')))
+            | zero_byte(x ^ (ONES * u64::from(b'\\')));
+        if flagged != 0 {
+            return i + (flagged.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    for &b in words.remainder() {
+        if needs_escape(b) {
+            return i;
         }
         i += 1;
-        start = i;
     }
-    w.write_all(&s[start..])
+    i
 }
 
 /// "a string", "an array" …: what a JSON value is, for messages.
@@ -109,11 +263,71 @@ mod tests {
     }
 
     #[test]
+    fn the_word_scan_finds_every_byte_to_escape() {
+        // Each position in and across 8-byte words, amid neighbours close
+        // to the bytes searched for or with the high bit set.
+        let fillers = [b' ', b'!', b'[', b']', b'~', 0x80, 0xff, b'a'];
+        for special in (0u8..0x20).chain([b'"', b'\\']) {
+            for len in 1..40 {
+                for at in 0..len {
+                    for &fill in &fillers {
+                        let mut s = vec![fill; len];
+                        s[at] = special;
+                        assert_eq!(next_escape(&s), at, "{special:#x} at {at} of {len}");
+                    }
+                }
+            }
+        }
+        for &fill in &fillers {
+            assert_eq!(next_escape(&[fill; 39]), 39);
+        }
+    }
+
+    #[test]
+    fn the_block_escaper_agrees_with_the_byte_escaper() {
+        // Random valid UTF-8 runs of every length, dense and sparse in
+        // bytes to escape, appended to a buffer that already holds text.
+        let alphabet: [&str; 10] = ["a", "b", "\n", "\"", "\\", "\u{0}", "\u{1f}", "é", "✓", "\t"];
+        let mut seed = 99u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for len in 0..300 {
+            let sparse = next() % 2 == 0;
+            let mut text = String::new();
+            while text.len() < len {
+                let pick = next() % alphabet.len();
+                text.push_str(if sparse && next() % 8 != 0 { "x" } else { alphabet[pick] });
+            }
+            let mut fast = b"prefix".to_vec();
+            escape_into(&mut fast, text.as_bytes());
+            let mut slow = b"prefix".to_vec();
+            escape_into_portable(&mut slow, text.as_bytes());
+            assert_eq!(fast, slow, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn long_text_is_escaped_like_short_text() {
+        let line = "tab\there \"q\" back\\slash é ✓ \u{1}end\n";
+        let text = line.repeat(20_000);
+        let back: String = serde_json::from_str(&enc(text.as_bytes())).unwrap();
+        assert_eq!(back, text);
+    }
+
+    #[test]
     fn invalid_utf8_becomes_replacement_character() {
         assert_eq!(enc(b"ok\xff\xfe end"), "\"ok\u{FFFD}\u{FFFD} end\"");
         assert_eq!(enc("é✓".as_bytes()), "\"é✓\"");
         // A truncated multi-byte sequence at the end.
         assert_eq!(enc(b"a\xe2\x9c"), "\"a\u{FFFD}\"");
+        // A character cut by the end of a block is whole in the output.
+        let mut text = vec![b'a'; BLOCK - 1];
+        text.extend_from_slice("é✓".as_bytes());
+        text.extend_from_slice(b"\xff");
+        let expected = format!("\"{}é✓\u{FFFD}\"", "a".repeat(BLOCK - 1));
+        assert_eq!(enc(&text), expected);
     }
 
     #[test]
@@ -123,6 +337,32 @@ mod tests {
         let back: String = serde_json::from_str(&text).unwrap();
         assert!(back.starts_with("\0\u{1}"));
         assert_eq!(back.chars().filter(|&c| c == '\u{FFFD}').count(), 128);
+    }
+
+    #[test]
+    fn replacement_characters_as_from_utf8_lossy_places_them() {
+        // Pseudo-random mixes of ASCII, whole and cut characters and stray
+        // bytes, long enough to cross block boundaries anywhere.
+        let pieces: [&[u8]; 8] = [
+            b"ab",
+            b"\n",
+            "é".as_bytes(),
+            "✓".as_bytes(),
+            "𝄞".as_bytes(),
+            b"\xf0\x9d",
+            b"\xff",
+            b"\xe2\x9c",
+        ];
+        let mut seed = 12345u64;
+        for _ in 0..4 {
+            let mut text = Vec::new();
+            while text.len() < 3 * BLOCK {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            let back: String = serde_json::from_str(&enc(&text)).unwrap();
+            assert_eq!(back, String::from_utf8_lossy(&text));
+        }
     }
 
     #[test]

@@ -8,5 +8,6 @@ pub mod fs;
 pub mod host;
 pub mod json;
 pub mod limit;
+pub mod memory;
 pub mod protocol;
 pub mod tools;

@@ -55,6 +55,7 @@ impl Bounded {
         let room = self.head_cap().saturating_sub(self.head.len());
         if room > 0 {
             let take = room.min(bytes.len());
+            crate::memory::reserve(&mut self.head, take);
             self.head.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
         }
@@ -110,6 +111,11 @@ impl Bounded {
     /// Bytes pushed in all.
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// Bytes kept (what the buffer holds in memory).
+    pub fn kept(&self) -> usize {
+        self.head.len() + self.tail.len()
     }
 
     /// Bytes that were pushed but are not kept.

@@ -173,8 +173,7 @@ pub fn read_stdin() -> Result<Vec<u8>, ToolError> {
 /// Writes the answer (or the error envelope) to stdout, echoes errors on
 /// stderr where the dialect wants it, and returns the process exit code.
 pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut out = io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout());
     let written = match outcome {
         Ok(fields) => json::write_object(&mut out, fields),
         Err(err) => json::write_object(
@@ -200,6 +199,17 @@ pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
                 Dialect::Shellclaw => 1,
             }
         }
+    }
+}
+
+/// Standard output without std's line buffering, which searches every write
+/// for a newline: a real cost for a many-megabyte answer (which holds none).
+/// Falls back to the standard handle if the descriptor cannot be duplicated.
+fn unbuffered_stdout() -> Box<dyn Write> {
+    use std::os::fd::AsFd;
+    match io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(io::stdout().lock()),
     }
 }
 

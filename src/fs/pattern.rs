@@ -41,9 +41,42 @@ pub enum Component {
     Wild {
         text: String,
         matcher: GlobMatcher,
+        /// The same test without the matcher, for a name with one `*` and
+        /// no other wildcard (`*`, `*.c`, `test_*`): most patterns a model
+        /// writes, tried against every entry of a tree.
+        star: Option<Star>,
         /// Whether it may match a name that starts with `.`.
         dotfiles: bool,
     },
+}
+
+/// A name with one `*`: what comes before it and what comes after.
+#[derive(Debug)]
+pub struct Star {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+}
+
+impl Star {
+    /// The `*` of `text` if it is its only wildcard (and nothing is escaped).
+    fn of(text: &str) -> Option<Star> {
+        let bytes = text.as_bytes();
+        if bytes.iter().any(|b| matches!(b, b'?' | b'[' | b'\\'))
+            || bytes.iter().filter(|&&b| b == b'*').count() != 1
+        {
+            return None;
+        }
+        let star = bytes.iter().position(|&b| b == b'*')?;
+        Some(Star { prefix: bytes[..star].to_vec(), suffix: bytes[star + 1..].to_vec() })
+    }
+
+    fn matches(&self, name: &[u8]) -> bool {
+        // Byte loops rather than slice equality, which calls memcmp even
+        // for the empty prefix of `*.c`: this runs for every entry.
+        name.len() >= self.prefix.len() + self.suffix.len()
+            && self.prefix.iter().zip(name).all(|(a, b)| a == b)
+            && self.suffix.iter().rev().zip(name.iter().rev()).all(|(a, b)| a == b)
+    }
 }
 
 impl Component {
@@ -53,12 +86,15 @@ impl Component {
         match self {
             Component::Literal(literal) => literal == name,
             Component::AnyDirs => !name.starts_with(b"."),
-            Component::Wild { matcher, dotfiles, .. } => {
+            Component::Wild { matcher, star, dotfiles, .. } => {
                 let hidden = name.starts_with(b".");
                 (*dotfiles || !hidden)
                     && name != b"."
                     && name != b".."
-                    && matcher.is_match(OsStr::from_bytes(name))
+                    && match star {
+                        Some(star) => star.matches(name),
+                        None => matcher.is_match(OsStr::from_bytes(name)),
+                    }
             }
         }
     }
@@ -118,6 +154,7 @@ impl Component {
         Ok(Component::Wild {
             text: text.to_owned(),
             matcher: glob.compile_matcher(),
+            star: Star::of(text),
             dotfiles: text.starts_with('.') || text.starts_with("\\."),
         })
     }
@@ -423,6 +460,27 @@ mod tests {
         assert!(matches!(Component::parse("a*"), Ok(Component::Wild { dotfiles: false, .. })));
         assert!(matches!(Component::parse(".*"), Ok(Component::Wild { dotfiles: true, .. })));
         assert!(matches!(Component::parse(r"\.*"), Ok(Component::Wild { dotfiles: true, .. })));
+    }
+
+    #[test]
+    fn one_star_is_matched_without_the_matcher_and_alike() {
+        let names: [&[u8]; 12] = [
+            b"a.c", b".c", b"c", b"ab.c", b"a.cc", b"test_x", b"test_", b"xtest_", b"", b"a",
+            b"\xff.c", b"a*c",
+        ];
+        for pattern in ["*", "*.c", "test_*", "a*c", "a*", "*c", "*.c*", "a?c", "[a]*", "a\\*c*"] {
+            let Ok(Component::Wild { matcher, star, .. }) = Component::parse(pattern) else {
+                panic!("{pattern} is a wildcard");
+            };
+            assert_eq!(star.is_some(), Star::of(pattern).is_some());
+            assert_eq!(star.is_some(), !pattern.contains(['?', '[', '\\']) && pattern != "*.c*");
+            if let Some(star) = star {
+                for name in names {
+                    let expected = matcher.is_match(OsStr::from_bytes(name));
+                    assert_eq!(star.matches(name), expected, "{pattern} on {name:?}");
+                }
+            }
+        }
     }
 
     #[test]

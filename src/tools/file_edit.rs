@@ -24,6 +24,7 @@ use crate::error::ToolError;
 use crate::fs::open::open_regular;
 use crate::fs::{atomic_write, basename};
 use crate::json::Field;
+use crate::memory;
 use crate::protocol::{Args, Outcome};
 
 /// How long to wait for another edit of the same file: ours take
@@ -75,7 +76,7 @@ pub fn run(args: &Args) -> Outcome {
         return Err(ToolError::NotUnique(count));
     }
     if count > 0 {
-        atomic_write::write(path, &replace(&content, old, new, count))?;
+        atomic_write::write_parts(path, &replaced(&content, old, new, count))?;
     }
     drop(file);
     let plural = if count == 1 { "" } else { "s" };
@@ -141,7 +142,8 @@ fn same_file(path: &str, file: &File) -> bool {
 fn read_all(file: &mut File, path: &str) -> Result<Vec<u8>, ToolError> {
     let mut content = Vec::new();
     if let Ok(meta) = file.metadata() {
-        content.reserve(usize::try_from(meta.len()).unwrap_or(0));
+        // One byte more, so the read that finds the end needs no new room.
+        memory::reserve(&mut content, usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
     }
     file.read_to_end(&mut content)
         .map_err(|e: io::Error| ToolError::from_io(&e, path, ToolError::ReadFailed))?;
@@ -163,18 +165,18 @@ fn to_crlf(text: &[u8]) -> Vec<u8> {
 }
 
 /// `content` with its `count` non-overlapping occurrences of `old`
-/// replaced by `new`.
-fn replace(content: &[u8], old: &[u8], new: &[u8], count: usize) -> Vec<u8> {
-    let len = content.len() - count * old.len() + count * new.len();
-    let mut out = Vec::with_capacity(len);
+/// replaced by `new`, as the pieces to write one after the other: the
+/// unchanged stretches are not copied.
+fn replaced<'a>(content: &'a [u8], old: &[u8], new: &'a [u8], count: usize) -> Vec<&'a [u8]> {
+    let mut parts = Vec::with_capacity(2 * count + 1);
     let mut last = 0;
     for pos in memmem::find_iter(content, old) {
-        out.extend_from_slice(&content[last..pos]);
-        out.extend_from_slice(new);
+        parts.push(&content[last..pos]);
+        parts.push(new);
         last = pos + old.len();
     }
-    out.extend_from_slice(&content[last..]);
-    out
+    parts.push(&content[last..]);
+    parts
 }
 
 #[cfg(test)]
@@ -189,7 +191,7 @@ mod tests {
 
     #[test]
     fn replacement_is_left_to_right_without_overlap() {
-        assert_eq!(replace(b"aaaaa", b"aa", b"b", 2), b"bba");
-        assert_eq!(replace(b"x\0y\0", b"\0", b"", 2), b"xy");
+        assert_eq!(replaced(b"aaaaa", b"aa", b"b", 2).concat(), b"bba");
+        assert_eq!(replaced(b"x\0y\0", b"\0", b"", 2).concat(), b"xy");
     }
 }

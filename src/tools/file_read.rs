@@ -11,12 +11,13 @@
 //!   or device SIZE_FAILED, decided before anything could block.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 use crate::error::ToolError;
 use crate::fs::open::open_regular;
 use crate::json::Field;
-use crate::limit::Bounded;
+use crate::limit::{self, Bounded};
+use crate::memory;
 use crate::protocol::{Args, Outcome};
 
 /// Read size: large enough that counting newlines, not system calls,
@@ -31,9 +32,16 @@ pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
     let offset = non_negative(args, "offset")?;
     let limit = non_negative(args, "limit")?;
-    let file = open_regular(path)?;
+    let mut file = open_regular(path)?;
+    let max_output = limit::max_output();
+    let mut out = Bounded::new(max_output);
+    if offset.is_none() && limit.is_none() {
+        match read_within(&mut file, max_output, path)? {
+            Whole::Fits(content) => return Ok(vec![("output", Field::Text(content))]),
+            Whole::TooLarge(head) => out.push(&head),
+        }
+    }
     let mut reader = BufReader::with_capacity(BUFFER_SIZE, file);
-    let mut out = Bounded::from_env();
     // The line number the output starts at, for the marker.
     let first_line = offset.unwrap_or(1).max(1);
     match (offset, limit) {
@@ -54,6 +62,34 @@ pub fn run(args: &Args) -> Outcome {
         format!("[... {omitted} bytes omitted; continue with offset={next_line} ...]")
     });
     Ok(vec![("output", Field::Text(output))])
+}
+
+/// What reading a whole file up to the output limit gave.
+enum Whole {
+    /// The whole file: the answer as it stands.
+    Fits(Vec<u8>),
+    /// The first bytes of a file longer than the limit.
+    TooLarge(Vec<u8>),
+}
+
+/// Reads the file up to one byte past `max_output`, straight into the
+/// buffer that becomes the answer (no copy; sized by the file's size).
+fn read_within(file: &mut File, max_output: Option<usize>, path: &str) -> Result<Whole, ToolError> {
+    let max = max_output.map_or(u64::MAX, |m| m as u64);
+    let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    let mut content = Vec::new();
+    // One byte more than the size, so the read that finds the end of the
+    // file needs no new room.
+    let expected = size.saturating_add(1).min(max.saturating_add(1));
+    memory::reserve(&mut content, usize::try_from(expected).unwrap_or(0));
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut content)
+        .map_err(|e| ToolError::from_io(&e, path, ToolError::ReadFailed))?;
+    if content.len() as u64 > max {
+        Ok(Whole::TooLarge(content))
+    } else {
+        Ok(Whole::Fits(content))
+    }
 }
 
 /// An optional integer parameter that must not be negative.

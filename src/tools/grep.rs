@@ -7,15 +7,14 @@
 //! (bulk line counting, NUL = binary, skipped); files are searched in
 //! parallel and their results stitched back in order.
 
-use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::{mpsc, Mutex, PoisonError};
+
+mod ordered;
 
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -30,9 +29,6 @@ use crate::protocol::{one_line, Args, Outcome};
 
 /// At most this many threads search files.
 const MAX_THREADS: usize = 8;
-/// Files searched ahead of the first one whose result is still awaited,
-/// per thread: bounds what waits in memory to be stitched in order.
-const WINDOW_PER_THREAD: usize = 8;
 /// The longest line held in memory to be searched.
 const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 /// What the compiled regex and its lazy DFA may take: beyond it the regex
@@ -54,36 +50,45 @@ pub fn run(args: &Args) -> Outcome {
     // Both patterns are checked before any file is read.
     let matcher = matcher(pattern)?;
     let glob = Glob::new(path, filter.unwrap_or("*"))?;
-
-    let files = match path.filter(|p| is_regular_file(p)) {
-        Some(file) => named_file(file, filter)?,
-        None => regular_files(&glob),
+    let mut named = match path.filter(|p| is_regular_file(p)) {
+        Some(file) => Some(named_file(file, filter)?),
+        None => None,
     };
 
     let limit = limit::max_output();
     let mut output = Bounded::new(limit);
     let mut count: i64 = 0;
-    search_all(&matcher, &files, limit, |result| {
-        count += result.lines;
-        output.append(result.output);
-    });
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
+    // The walk feeds the files to the searching threads as it finds them.
+    ordered::run(
+        threads,
+        // Each thread its own matcher: a shared one hands its scratch
+        // space to other threads through a lock, at every search.
+        || (searcher(), matcher.clone()),
+        |(searcher, matcher), path: Vec<u8>| Some(search_file(searcher, matcher, &path, limit)),
+        |result| result.as_ref().map_or(0, |r| r.output.kept()),
+        // `None`: the search of a file panicked, which must not stop the rest.
+        |result: Option<FileResult>| {
+            if let Some(result) = result {
+                count += result.lines;
+                output.append(result.output);
+            }
+        },
+        |feed| match named.take() {
+            Some(files) => files.into_iter().for_each(feed),
+            None => walk(&glob, |found| {
+                if found.kind.is_file() {
+                    feed(found.path.to_vec());
+                }
+            }),
+        },
+    );
     let mut output = output.finish();
     // Each line ends with a newline; the last one does not need it.
     if output.ends_with(b"\n") {
         output.pop();
     }
     Ok(vec![("output", Field::Text(output)), ("count", Field::Int(count))])
-}
-
-/// The regular files glob finds, in its order.
-fn regular_files(glob: &Glob) -> Vec<Vec<u8>> {
-    let mut files = Vec::new();
-    walk(glob, |found| {
-        if found.file_type.is_file() {
-            files.push(found.path.to_vec());
-        }
-    });
-    files
 }
 
 fn is_regular_file(path: &str) -> bool {
@@ -102,9 +107,11 @@ fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Vec<u8>>, ToolErro
     let in_dir = Glob::new(Some(dir).filter(|d| !d.is_empty()), filter)?;
     let identity = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let wanted = identity(Path::new(file));
-    let selected = regular_files(&in_dir)
-        .iter()
-        .any(|found| identity(Path::new(OsStr::from_bytes(found))) == wanted);
+    let mut selected = false;
+    walk(&in_dir, |found| {
+        selected |=
+            found.kind.is_file() && identity(Path::new(OsStr::from_bytes(found.path))) == wanted;
+    });
     Ok(if selected { vec![file.as_bytes().to_vec()] } else { Vec::new() })
 }
 
@@ -153,71 +160,6 @@ fn searcher() -> Searcher {
 struct FileResult {
     output: Bounded,
     lines: i64,
-}
-
-/// Searches `files` on several threads and hands each file's result to
-/// `collect` in the order of `files`.
-fn search_all(
-    matcher: &RegexMatcher,
-    files: &[Vec<u8>],
-    limit: Option<usize>,
-    mut collect: impl FnMut(FileResult),
-) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, MAX_THREADS)
-        .min(files.len());
-    if threads <= 1 {
-        let mut searcher = searcher();
-        for path in files {
-            collect(search_file(&mut searcher, matcher, path, limit));
-        }
-        return;
-    }
-    let window = threads * WINDOW_PER_THREAD;
-    let (job_sender, jobs) = mpsc::channel::<usize>();
-    let jobs = Mutex::new(jobs);
-    let (result_sender, results) = mpsc::channel::<(usize, FileResult)>();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let result_sender = result_sender.clone();
-            let jobs = &jobs;
-            scope.spawn(move || {
-                let mut searcher = searcher();
-                loop {
-                    let job = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                    let Ok(index) = job else { break };
-                    // A panic must not leave the collector waiting forever.
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        search_file(&mut searcher, matcher, &files[index], limit)
-                    }))
-                    .unwrap_or_else(|_| FileResult { output: Bounded::new(limit), lines: 0 });
-                    if result_sender.send((index, result)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(result_sender);
-        let mut sent = 0;
-        let mut next = 0;
-        let mut waiting: BTreeMap<usize, FileResult> = BTreeMap::new();
-        while next < files.len() {
-            while sent < files.len() && sent < next + window {
-                if job_sender.send(sent).is_err() {
-                    break;
-                }
-                sent += 1;
-            }
-            let Ok((index, result)) = results.recv() else { break };
-            waiting.insert(index, result);
-            while let Some(result) = waiting.remove(&next) {
-                collect(result);
-                next += 1;
-            }
-        }
-        drop(job_sender);
-    });
 }
 
 /// Searches one file; a file that cannot be opened or read gives nothing,

@@ -5,12 +5,18 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use nix::fcntl::OFlag;
 
 pub const SHELL: &str = "/bin/sh";
+
+/// The output pipe's size: 1 MiB, the most an unprivileged process may ask
+/// for by default (`/proc/sys/fs/pipe-max-size`), which is also what the
+/// last sweep of the pipe reads (`supervise`).
+const PIPE_SIZE: libc::c_int = 1024 * 1024;
 
 /// What a pager or a credential prompt would wait for, the command cannot
 /// give: no terminal, no input.
@@ -21,6 +27,10 @@ const ENV: [(&str, &str); 3] =
 /// output pipe.
 pub fn spawn(shell_path: &str, command: &str) -> io::Result<(Child, File)> {
     let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    // A larger pipe: a command that prints a lot is woken and waited for
+    // sixteen times less often. Refused past the user's pipe quota, which
+    // only leaves the default size.
+    let _ = nix::fcntl::fcntl(read_end.as_raw_fd(), nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
     let stderr_end = write_end.try_clone()?;
     let parent = std::process::id();
     let mut cmd = Command::new(shell_path);

@@ -20,8 +20,9 @@ use nix::unistd::Pid;
 use super::signals::{self, Signals};
 use crate::limit::Bounded;
 
-/// Bytes read from the pipe at a time.
-const CHUNK: usize = 64 * 1024;
+/// Bytes read from the pipe at a time: a quarter of the pipe (see
+/// `shell`), small enough to stay in the cache while it is copied on.
+const CHUNK: usize = 256 * 1024;
 /// How often the shell is checked on when nothing else happens (SIGCHLD
 /// normally wakes the loop at once; this is the safety net).
 const TICK: Duration = Duration::from_millis(100);
@@ -53,8 +54,13 @@ pub fn supervise(mut child: Child, pipe: File, mut output: Bounded, signals: &Si
     let mut exited_at: Option<Instant> = None;
     let mut last_read = Instant::now();
     let mut buf = vec![0u8; CHUNK];
+    // Whether the shell may have exited since it was last checked on: at
+    // first, after a signal (SIGCHLD) and after a quiet tick. Not after
+    // every read: a command that prints a lot would pay a system call per
+    // read for nothing.
+    let mut check_child = true;
     loop {
-        if exited_at.is_none() {
+        if exited_at.is_none() && std::mem::take(&mut check_child) {
             match child.try_wait() {
                 Ok(None) => {}
                 Ok(Some(s)) => {
@@ -87,6 +93,7 @@ pub fn supervise(mut child: Child, pipe: File, mut output: Bounded, signals: &Si
         };
 
         let (signalled, readable) = wait_for_events(signals, pipe.as_ref(), timeout);
+        check_child = signalled || !readable;
         if signalled {
             if let Some(sig) = signals.stop_requested() {
                 stop(&mut child, sig);
