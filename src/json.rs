@@ -27,8 +27,29 @@ const MAX_ESCAPE: usize = 6;
 /// U+FFFD, as `String::from_utf8_lossy` has it; a character cut by the end
 /// of a block is left for the next block.
 pub fn write_str<W: Write + ?Sized>(w: &mut W, bytes: &[u8]) -> io::Result<()> {
-    let mut out = Vec::with_capacity(bytes.len().min(BLOCK) * MAX_ESCAPE + 8);
+    write_str_parts(w, &[bytes])
+}
+
+/// Writes parts that follow one another as one JSON string literal. Each
+/// part is decoded on its own: a character cut between two parts becomes
+/// U+FFFD (`limit::Bounded` never cuts one).
+pub fn write_str_parts<W: Write + ?Sized, P: AsRef<[u8]>>(
+    w: &mut W,
+    parts: &[P],
+) -> io::Result<()> {
+    let len: usize = parts.iter().map(|p| p.as_ref().len()).sum();
+    let mut out = Vec::with_capacity(len.min(BLOCK) * MAX_ESCAPE + 8);
     out.push(b'"');
+    for part in parts {
+        escape_part(w, &mut out, part.as_ref())?;
+    }
+    out.push(b'"');
+    w.write_all(&out)
+}
+
+/// Escapes `bytes` into `out`, writing `out` to `w` whenever a block's worth
+/// has gathered.
+fn escape_part<W: Write + ?Sized>(w: &mut W, out: &mut Vec<u8>, bytes: &[u8]) -> io::Result<()> {
     let mut rest = bytes;
     while !rest.is_empty() {
         let block = &rest[..rest.len().min(BLOCK)];
@@ -44,18 +65,17 @@ pub fn write_str<W: Write + ?Sized>(w: &mut W, bytes: &[u8]) -> io::Result<()> {
                 None => (e.valid_up_to(), 0),
             },
         };
-        escape_into(&mut out, &block[..valid]);
+        escape_into(out, &block[..valid]);
         if skip > 0 {
             out.extend_from_slice(REPLACEMENT.as_bytes());
         }
         rest = &rest[valid + skip..];
         if out.len() >= BLOCK {
-            w.write_all(&out)?;
+            w.write_all(out)?;
             out.clear();
         }
     }
-    out.push(b'"');
-    w.write_all(&out)
+    Ok(())
 }
 
 /// What a byte that needs escaping becomes, padded to eight bytes, and how
@@ -226,6 +246,10 @@ pub fn kind_of(value: &serde_json::Value) -> &'static str {
 pub enum Field {
     /// Text from the outside world, written lossily (see module doc).
     Text(Vec<u8>),
+    /// Text in parts that follow one another (the output limit's head,
+    /// marker and tail), written as one string without joining them first.
+    /// A part should not end inside a character: each is decoded alone.
+    Parts(Vec<Vec<u8>>),
     Int(i64),
 }
 
@@ -240,6 +264,7 @@ pub fn write_object<W: Write + ?Sized>(w: &mut W, fields: &[(&str, Field)]) -> i
         w.write_all(b":")?;
         match value {
             Field::Text(bytes) => write_str(w, bytes)?,
+            Field::Parts(parts) => write_str_parts(w, parts)?,
             Field::Int(n) => write!(w, "{n}")?,
         }
     }
@@ -363,6 +388,13 @@ mod tests {
             let back: String = serde_json::from_str(&enc(&text)).unwrap();
             assert_eq!(back, String::from_utf8_lossy(&text));
         }
+    }
+
+    #[test]
+    fn parts_are_one_string() {
+        let mut out = Vec::new();
+        write_str_parts(&mut out, &[&b"a\"b"[..], b"", b"\n\xffc"]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\n\u{FFFD}c\"");
     }
 
     #[test]

@@ -27,6 +27,9 @@ fn parse_limit(value: Option<&str>) -> Option<usize> {
 pub struct Bounded {
     limit: Option<usize>,
     head: Vec<u8>,
+    /// Whether the head is complete: it ends at `head_cap`, or up to three
+    /// bytes short of it so as not to end in the middle of a character.
+    head_full: bool,
     tail: VecDeque<u8>,
     /// Bytes pushed in all.
     total: u64,
@@ -34,7 +37,7 @@ pub struct Bounded {
 
 impl Bounded {
     pub fn new(limit: Option<usize>) -> Bounded {
-        Bounded { limit, head: Vec::new(), tail: VecDeque::new(), total: 0 }
+        Bounded { limit, head: Vec::new(), head_full: false, tail: VecDeque::new(), total: 0 }
     }
 
     /// With the limit of the environment.
@@ -50,19 +53,39 @@ impl Bounded {
         self.limit.map_or(0, |l| l / 2)
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
-        let room = self.head_cap().saturating_sub(self.head.len());
-        if room > 0 {
-            let take = room.min(bytes.len());
-            crate::memory::reserve(&mut self.head, take);
-            self.head.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-        }
-        if bytes.is_empty() {
+        if self.head_full {
+            self.push_tail(bytes);
             return;
         }
+        let room = self.head_cap() - self.head.len();
+        if bytes.len() <= room {
+            self.head.reserve(bytes.len());
+            self.head.extend_from_slice(bytes);
+            return;
+        }
+        self.head.reserve_exact(room);
+        self.head.extend_from_slice(&bytes[..room]);
+        self.head_full = true;
+        // The head and the tail are written to the answer apart: a
+        // character cut between them would become two U+FFFD. Its start
+        // goes to the tail, with the rest of it.
+        let cut = incomplete_char_len(&self.head);
+        if cut > 0 {
+            let start = self.head.split_off(self.head.len() - cut);
+            self.push_tail(&start);
+        }
+        self.push_tail(&bytes[room..]);
+    }
+
+    fn push_tail(&mut self, bytes: &[u8]) {
         let cap = self.tail_cap();
+        if self.tail.capacity() < cap {
+            // Once, and exactly: a deque left to grow by doubling can hold
+            // twice what it keeps.
+            self.tail.reserve_exact(cap - self.tail.len());
+        }
         if bytes.len() >= cap {
             self.tail.clear();
             self.tail.extend(&bytes[bytes.len() - cap..]);
@@ -78,7 +101,7 @@ impl Bounded {
     /// is kept. A reader that knows what remains (a regular file of known
     /// size) may seek past them and call `skip`.
     pub fn skippable(&self, remaining: u64) -> u64 {
-        if self.limit.is_none() || self.head.len() < self.head_cap() {
+        if self.limit.is_none() || (!self.head_full && self.head.len() < self.head_cap()) {
             return 0;
         }
         remaining.saturating_sub(self.tail_cap() as u64)
@@ -130,29 +153,71 @@ impl Bounded {
 
     /// The output with the standard marker where bytes were left out.
     pub fn finish(self) -> Vec<u8> {
-        self.finish_with(|omitted| format!("[... {omitted} bytes omitted ...]"))
+        self.finish_parts().concat()
     }
 
     /// The output with a marker of the caller's making (file_read says
     /// where to continue). The marker stands on a line of its own.
     pub fn finish_with(self, marker: impl FnOnce(u64) -> String) -> Vec<u8> {
+        self.finish_parts_with(marker).concat()
+    }
+
+    /// The output as parts that follow one another (head, marker line,
+    /// tail), written one after the other into the answer
+    /// (`json::Field::Parts`): joining them would hold the output twice.
+    pub fn finish_parts(self) -> Vec<Vec<u8>> {
+        self.finish_parts_with(|omitted| format!("[... {omitted} bytes omitted ...]"))
+    }
+
+    /// `finish_parts` with a marker of the caller's making.
+    pub fn finish_parts_with(self, marker: impl FnOnce(u64) -> String) -> Vec<Vec<u8>> {
         let omitted = self.omitted();
-        let mut out = self.head;
+        let mut line = Vec::new();
         if omitted > 0 {
-            if !out.ends_with(b"\n") {
-                out.push(b'\n');
+            if !self.head.ends_with(b"\n") {
+                line.push(b'\n');
             }
-            out.extend_from_slice(marker(omitted).as_bytes());
+            line.extend_from_slice(marker(omitted).as_bytes());
             // The marker ends its line, unless the tail starts with the
             // newline that does (no blank line after the marker).
             if self.tail.front() != Some(&b'\n') {
-                out.push(b'\n');
+                line.push(b'\n');
             }
         }
-        let (a, b) = self.tail.as_slices();
-        out.extend_from_slice(a);
-        out.extend_from_slice(b);
-        out
+        // In place: the deque's ring is rotated, not copied.
+        vec![self.head, line, Vec::from(self.tail)]
+    }
+}
+
+/// How many bytes at the end of `buf` are the start of a UTF-8 character
+/// whose remaining bytes are missing (0 when it ends on a whole character,
+/// or on bytes that are no UTF-8 at all).
+fn incomplete_char_len(buf: &[u8]) -> usize {
+    for back in 1..=buf.len().min(3) {
+        let b = buf[buf.len() - back];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: look further back for the lead
+        }
+        let needed = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => return 0,
+        };
+        return if needed > back { back } else { 0 };
+    }
+    0
+}
+
+/// Drops one final `\n` from output in parts (tools print lines, and the
+/// last one needs no newline); whether there was one.
+pub fn strip_final_newline(parts: &mut [Vec<u8>]) -> bool {
+    match parts.iter_mut().rev().find(|p| !p.is_empty()) {
+        Some(last) if last.ends_with(b"\n") => {
+            last.pop();
+            true
+        }
+        _ => false,
     }
 }
 
@@ -191,6 +256,48 @@ mod tests {
         let mut b = Bounded::new(Some(6));
         b.push(b"ab\ncdefg\nhi");
         assert_eq!(b.finish(), b"ab\n[... 5 bytes omitted ...]\nhi");
+    }
+
+    #[test]
+    fn a_character_is_never_cut_between_head_and_tail() {
+        // "é" is two bytes; the head's room ends between them.
+        for chunks in
+            [vec![&b"abc\xc3\xa9de"[..]], vec![b"abc\xc3", b"\xa9de"], vec![b"abc", b"\xc3\xa9de"]]
+        {
+            let mut b = Bounded::new(Some(8));
+            for c in &chunks {
+                b.push(c);
+            }
+            let parts = b.finish_parts();
+            assert_eq!(parts, [b"abc".to_vec(), vec![], "éde".as_bytes().to_vec()], "{chunks:?}");
+        }
+    }
+
+    #[test]
+    fn incomplete_characters_are_found_at_the_end() {
+        assert_eq!(incomplete_char_len(b"ab"), 0);
+        assert_eq!(incomplete_char_len("aé".as_bytes()), 0);
+        assert_eq!(incomplete_char_len(b"a\xc3"), 1);
+        assert_eq!(incomplete_char_len(b"a\xe2\x9c"), 2);
+        assert_eq!(incomplete_char_len(b"a\xf0\x9f\x98"), 3);
+        assert_eq!(incomplete_char_len(b"\x80\x80\x80"), 0);
+    }
+
+    #[test]
+    fn the_final_newline_is_stripped_from_the_last_part_that_has_bytes() {
+        let mut parts = vec![b"a\n".to_vec(), vec![], vec![]];
+        assert!(strip_final_newline(&mut parts));
+        assert_eq!(parts, [b"a".to_vec(), vec![], vec![]]);
+        assert!(!strip_final_newline(&mut parts));
+    }
+
+    #[test]
+    fn the_tail_is_allocated_once_at_its_size() {
+        let mut b = Bounded::new(Some(1 << 20));
+        for _ in 0..10_000 {
+            b.push(&[b'y'; 1000]);
+        }
+        assert!(b.tail.capacity() < (1 << 19) + 64, "{}", b.tail.capacity());
     }
 
     #[test]

@@ -58,8 +58,13 @@ fn kill_leftovers(cmdline: &[u8]) -> usize {
 /// the tool's peak memory stays under the limit plus a few MiB.
 fn yes_peak(limit: Option<u64>) {
     let env = Env::new();
-    // A unique argument, so that a `yes` left running can be found and ended.
-    let word = format!("ikigai-memory-test-{}", std::process::id());
+    // A unique argument, so that a `yes` left running can be found and ended
+    // (unique per test too: the two cases run at the same time).
+    let word = format!(
+        "ikigai-memory-test-{}-{}",
+        std::process::id(),
+        limit.map_or("default".to_owned(), |l| l.to_string())
+    );
     let run = start(&env, "bash", &json!({ "command": format!("yes {word}") }), limit);
     let pid = run.tool_pid();
     std::thread::sleep(Duration::from_secs(3));
@@ -82,6 +87,8 @@ fn yes_peak(limit: Option<u64>) {
         report.stdout.len(),
     );
     assert!(stopped, "the bash tool did not exit within 10 s of SIGTERM");
+    assert_eq!(report.reaped.signal, Some(libc::SIGTERM), "the tool ends by the signal it got");
+    assert_eq!(left, 0, "the tool left `yes` running");
     assert!(
         report.reaped.max_rss < bound,
         "peak RSS {} bytes, bound {bound}",

@@ -20,7 +20,7 @@ use std::process::ExitStatus;
 
 use crate::error::ToolError;
 use crate::json::Field;
-use crate::limit::Bounded;
+use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
 
 /// The exit code for a command that could not be run at all: the shell's
@@ -40,7 +40,7 @@ pub fn run(args: &Args) -> Outcome {
         ));
     }
     if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
-        return Ok(answer(BLANK_COMMAND.as_bytes().to_vec(), CANNOT_RUN));
+        return Ok(answer(vec![BLANK_COMMAND.as_bytes().to_vec()], CANNOT_RUN));
     }
     let (output, exit_code) = run_in(shell::SHELL, command);
     Ok(answer(output, exit_code))
@@ -48,24 +48,22 @@ pub fn run(args: &Args) -> Outcome {
 
 /// Runs `command` with the shell at `shell_path`; the output (bounded, one
 /// trailing newline stripped) and the exit code.
-fn run_in(shell_path: &str, command: &str) -> (Vec<u8>, i64) {
+fn run_in(shell_path: &str, command: &str) -> (Vec<Vec<u8>>, i64) {
     let started = signals::Signals::watch()
         .and_then(|signals| shell::spawn(shell_path, command).map(|spawned| (signals, spawned)));
     let (signals, (child, pipe)) = match started {
         Ok(started) => started,
         Err(err) => {
             let text = format!("cannot start {shell_path}: {}", describe(&err));
-            return (text.into_bytes(), CANNOT_RUN);
+            return (vec![text.into_bytes()], CANNOT_RUN);
         }
     };
     let finished = supervise::supervise(child, pipe, Bounded::from_env(), &signals);
     // Restore the signal mask before the answer is written: a host that
     // times out while the tool writes must still be able to stop it.
     drop(signals);
-    let mut output = finished.output.finish();
-    if output.ends_with(b"\n") {
-        output.pop();
-    }
+    let mut output = finished.output.finish_parts();
+    limit::strip_final_newline(&mut output);
     (output, exit_code(finished.status))
 }
 
@@ -92,8 +90,8 @@ fn describe(err: &std::io::Error) -> String {
     }
 }
 
-fn answer(output: Vec<u8>, exit_code: i64) -> Vec<(&'static str, Field)> {
-    vec![("output", Field::Text(output)), ("exit_code", Field::Int(exit_code))]
+fn answer(output: Vec<Vec<u8>>, exit_code: i64) -> Vec<(&'static str, Field)> {
+    vec![("output", Field::Parts(output)), ("exit_code", Field::Int(exit_code))]
 }
 
 #[cfg(test)]
@@ -104,7 +102,7 @@ mod tests {
     fn a_shell_that_cannot_start_is_exit_127() {
         let (output, code) = run_in("/nonexistent/sh", "echo hi");
         assert_eq!(
-            String::from_utf8(output).unwrap(),
+            String::from_utf8(output.concat()).unwrap(),
             "cannot start /nonexistent/sh: No such file or directory"
         );
         assert_eq!(code, 127);
@@ -113,7 +111,10 @@ mod tests {
     #[test]
     fn a_shell_that_is_not_executable_is_exit_127() {
         let (output, code) = run_in("/dev/null", "echo hi");
-        assert_eq!(String::from_utf8(output).unwrap(), "cannot start /dev/null: Permission denied");
+        assert_eq!(
+            String::from_utf8(output.concat()).unwrap(),
+            "cannot start /dev/null: Permission denied"
+        );
         assert_eq!(code, 127);
     }
 }

@@ -58,10 +58,10 @@ pub fn run(args: &Args) -> Outcome {
     }
     let next_line =
         first_line.saturating_add(memchr::memchr_iter(b'\n', out.head()).count() as u64);
-    let output = out.finish_with(|omitted| {
+    let output = out.finish_parts_with(|omitted| {
         format!("[... {omitted} bytes omitted; continue with offset={next_line} ...]")
     });
-    Ok(vec![("output", Field::Text(output))])
+    Ok(vec![("output", Field::Parts(output))])
 }
 
 /// What reading a whole file up to the output limit gave.
@@ -77,6 +77,12 @@ enum Whole {
 fn read_within(file: &mut File, max_output: Option<usize>, path: &str) -> Result<Whole, ToolError> {
     let max = max_output.map_or(u64::MAX, |m| m as u64);
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    if size > max {
+        // Known to be past the limit: streamed through the limit instead,
+        // which skips the middle; reading a limit's worth first and then
+        // copying it would hold the limit twice.
+        return Ok(Whole::TooLarge(Vec::new()));
+    }
     let mut content = Vec::new();
     // One byte more than the size, so the read that finds the end of the
     // file needs no new room.

@@ -7,7 +7,7 @@
 use crate::fs::pattern::Glob;
 use crate::fs::walk::walk;
 use crate::json::Field;
-use crate::limit::Bounded;
+use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
 
 pub fn run(args: &Args) -> Outcome {
@@ -21,10 +21,8 @@ pub fn run(args: &Args) -> Outcome {
         output.push(b"\n");
         count += 1;
     });
-    let mut output = output.finish();
+    let mut output = output.finish_parts();
     // Each path ends with a newline; the last one does not need it.
-    if output.ends_with(b"\n") {
-        output.pop();
-    }
-    Ok(vec![("output", Field::Text(output)), ("count", Field::Int(count))])
+    limit::strip_final_newline(&mut output);
+    Ok(vec![("output", Field::Parts(output)), ("count", Field::Int(count))])
 }

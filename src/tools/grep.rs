@@ -83,12 +83,10 @@ pub fn run(args: &Args) -> Outcome {
             }),
         },
     );
-    let mut output = output.finish();
+    let mut output = output.finish_parts();
     // Each line ends with a newline; the last one does not need it.
-    if output.ends_with(b"\n") {
-        output.pop();
-    }
-    Ok(vec![("output", Field::Text(output)), ("count", Field::Int(count))])
+    limit::strip_final_newline(&mut output);
+    Ok(vec![("output", Field::Parts(output)), ("count", Field::Int(count))])
 }
 
 fn is_regular_file(path: &str) -> bool {
