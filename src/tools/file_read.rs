@@ -120,7 +120,28 @@ fn fill<'a>(reader: &'a mut BufReader<File>, path: &str) -> Result<&'a [u8], Too
 }
 
 /// Skips `count` lines; false when the file ends first.
-fn skip_lines(reader: &mut BufReader<File>, mut count: u64, path: &str) -> Result<bool, ToolError> {
+fn skip_lines(reader: &mut BufReader<File>, count: u64, path: &str) -> Result<bool, ToolError> {
+    each_line_run(reader, count, path, |_| {})
+}
+
+/// Copies the next `count` lines (the last one may lack its newline).
+fn copy_lines(
+    reader: &mut BufReader<File>,
+    count: u64,
+    out: &mut Bounded,
+    path: &str,
+) -> Result<(), ToolError> {
+    each_line_run(reader, count, path, |bytes| out.push(bytes)).map(drop)
+}
+
+/// Hands the next `count` lines to `sink`, a buffer's worth at a time, with
+/// newlines counted in bulk; false when the file ends first.
+fn each_line_run(
+    reader: &mut BufReader<File>,
+    mut count: u64,
+    path: &str,
+    mut sink: impl FnMut(&[u8]),
+) -> Result<bool, ToolError> {
     while count > 0 {
         let buf = fill(reader, path)?;
         if buf.is_empty() {
@@ -128,47 +149,21 @@ fn skip_lines(reader: &mut BufReader<File>, mut count: u64, path: &str) -> Resul
         }
         let newlines = memchr::memchr_iter(b'\n', buf).count() as u64;
         if newlines < count {
+            sink(buf);
             let len = buf.len();
             reader.consume(len);
             count -= newlines;
             continue;
         }
-        // The line to skip ends in this buffer (`count` <= `newlines`, so
+        // The last line ends in this buffer (`count` <= `newlines`, so
         // `count - 1` fits in usize).
         let end =
             memchr::memchr_iter(b'\n', buf).nth((count - 1) as usize).map_or(buf.len(), |i| i + 1);
+        sink(&buf[..end]);
         reader.consume(end);
         count = 0;
     }
     Ok(true)
-}
-
-/// Copies the next `count` lines (the last one may lack its newline).
-fn copy_lines(
-    reader: &mut BufReader<File>,
-    mut count: u64,
-    out: &mut Bounded,
-    path: &str,
-) -> Result<(), ToolError> {
-    while count > 0 {
-        let buf = fill(reader, path)?;
-        if buf.is_empty() {
-            break;
-        }
-        let newlines = memchr::memchr_iter(b'\n', buf).count() as u64;
-        if newlines < count {
-            out.push(buf);
-            let len = buf.len();
-            reader.consume(len);
-            count -= newlines;
-            continue;
-        }
-        let end =
-            memchr::memchr_iter(b'\n', buf).nth((count - 1) as usize).map_or(buf.len(), |i| i + 1);
-        out.push(&buf[..end]);
-        break;
-    }
-    Ok(())
 }
 
 /// Copies everything up to end of file. The size is never trusted for
