@@ -5,8 +5,8 @@
 //! directory.
 //!
 //! `IKIGAI_FUZZ_SEED` replays a run (the seed is printed); `IKIGAI_FUZZ_CASES`
-//! sets the number of cases per tool (default 10,000: 5,000 in each dialect;
-//! 20,000 gives 10,000 in each).
+//! sets the number of cases per tool (default 20,000: 10,000 in each
+//! dialect).
 //! `IKIGAI_FUZZ_THREADS` (default 2) runs that many at once.
 //! When the tests run as root the tools run as `nobody` in a directory
 //! `nobody` owns, next to world-writable sentinels that must not change.
@@ -103,7 +103,7 @@ const HANG: Duration = Duration::from_secs(30);
 
 fn fuzz_tool(spec: &Spec) {
     let seed = fuzz::seed_from_env();
-    let cases = fuzz::count_from_env("IKIGAI_FUZZ_CASES", 10_000);
+    let cases = fuzz::count_from_env("IKIGAI_FUZZ_CASES", 20_000);
     let threads = fuzz::count_from_env("IKIGAI_FUZZ_THREADS", 2);
 
     let env = Env::new();
