@@ -233,9 +233,12 @@ row() {
     else
         verdict="≤ $target ✗"
     fi
+    # A `|` inside a cell, even in code, would end it.
+    label="${label//|/\\|}"
+    peer_label="${peer_label//|/\\|}"
     rows+=("| $label | $(ms "$a") | $peer_label | $(ms "$b") | **$ratio** | $verdict | $(peak "$group" "$ours") | $(peak "$group" "$peer") |")
 }
-skip() { say "bench: skipped $1: $2"; rows+=("| $1 | — | $3 | — | — | skipped: $2 | — | — |"); }
+skip() { say "bench: skipped $1: $2"; rows+=("| ${1//|/\\|} | — | $3 | — | — | skipped: $2 | — | — |"); }
 
 q() { printf "'%s'" "$1"; }   # single-quotes a word for hyperfine's -N parser
 
@@ -270,7 +273,13 @@ fi
 # glob
 if [ "$tree_ok" = 1 ]; then
     cmds=(ours "$tools/glob $(q "{\"pattern\":\"**/*.h\",\"path\":\"$tree\"}")" find "find $tree -name '*.h'")
-    if have fdfind; then cmds+=(fd "fdfind -u -g '*.h' $tree"); elif have fd; then cmds+=(fd "fd -u -g '*.h' $tree"); fi
+    if have fdfind; then
+        cmds+=(fd "fdfind -u -g '*.h' $tree")
+    elif have fd; then
+        cmds+=(fd "fd -u -g '*.h' $tree")
+    else
+        say "bench: fd not installed (apt-get install -y fd-find): no fd row (it has no target)"
+    fi
     bench glob "$warmup" "${cmds[@]}"
     row "glob \`**/*.h\` in \`$tree\`" glob ours "\`find -name '*.h'\`" find 1.0
     if have fdfind || have fd; then
