@@ -110,6 +110,9 @@ impl Bounded {
     /// Counts `n` bytes as pushed and left out without seeing them.
     pub fn skip(&mut self, n: u64) {
         self.total += n;
+        // Nothing after an omission may join the head (which may have
+        // ended a few bytes short, not to cut a character).
+        self.head_full = true;
         // What was kept of the tail no longer ends the output.
         self.tail.clear();
     }
@@ -323,8 +326,19 @@ mod tests {
 
     #[test]
     fn append_equals_pushing_everything() {
-        let chunks: [&[u8]; 5] = [b"0123", b"456789abcdef", b"", b"gh", b"ijklmnopqrstuvwxyz"];
-        for limit in [None, Some(1), Some(5), Some(10), Some(16), Some(100)] {
+        let ascii: [&[u8]; 5] = [b"0123", b"456789abcdef", b"", b"gh", b"ijklmnopqrstuvwxyz"];
+        // Characters that a head may not end inside, so that it ends short.
+        let utf8: [&[u8]; 5] = [
+            "0é2".as_bytes(),
+            "45✓789ab".as_bytes(),
+            b"",
+            "gé".as_bytes(),
+            "ij✓lmnopqrstu".as_bytes(),
+        ];
+        for (chunks, limit) in [ascii, utf8]
+            .into_iter()
+            .flat_map(|c| [None, Some(1), Some(5), Some(10), Some(16), Some(100)].map(|l| (c, l)))
+        {
             for split in 0..=chunks.len() {
                 let mut whole = Bounded::new(limit);
                 for c in chunks {
