@@ -1,7 +1,7 @@
 //! Which tool a run is: by the name of the link (`argv[0]`) or by the first
 //! argument of `ikigai-tools`; the suite's own usage, version and errors.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::io::Write;

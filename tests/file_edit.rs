@@ -2,7 +2,7 @@
 //! bytes, what is kept of the file, concurrent edits, and every error code
 //! (CONTRACT §4, seed 000).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::fs;

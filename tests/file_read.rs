@@ -1,7 +1,7 @@
 //! file_read: whole files, line ranges, the output limit and every error
 //! code the tool can give (CONTRACT §4, §5; seed 000).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::fs;

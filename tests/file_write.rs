@@ -1,7 +1,7 @@
 //! file_write: the answer, crash-safe replacement, what is kept of the
 //! target (mode, owner, links) and every error code (CONTRACT §4, seed 000).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::fs;

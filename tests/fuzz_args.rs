@@ -4,15 +4,16 @@
 //! stdout, no signal, no hang, and nothing touched outside the tool's own
 //! directory.
 //!
-//! `IKIGAI_FUZZ_SEED` replays a run (the seed is printed); `IKIGAI_FUZZ_CASES`
-//! sets the number of cases per tool (default 20,000: 10,000 in each
-//! dialect).
+//! `IKIGAI_FUZZ_SEED` replays a run (the seed is printed; it is fixed unless
+//! set); `IKIGAI_FUZZ_CASES` sets the number of cases per tool: by default
+//! 400 in `cargo test`, and 20,000 (10,000 in each dialect) in the `_long`
+//! twins that `.ci/run` runs.
 //! `IKIGAI_FUZZ_THREADS` (default 2) runs that many at once.
 //! When the tests run as root the tools run as `nobody` in a directory
 //! `nobody` owns, next to world-writable sentinels that must not change.
 
-mod common;
-use common::fuzz::{self, Dialect, Kind, Rng, Spec};
+use crate::common;
+use common::fuzz::{self, Dialect, Kind, Length, Rng, Spec};
 use common::procs::{self, Finished, Watchdog};
 use common::*;
 
@@ -101,9 +102,9 @@ fn success_keys(link: &str) -> [&'static str; 2] {
 /// A hang is a tool that has not answered in this time (the host gives 30 s).
 const HANG: Duration = Duration::from_secs(30);
 
-fn fuzz_tool(spec: &Spec) {
+fn fuzz_tool(spec: &Spec, length: Length) {
     let seed = fuzz::seed_from_env();
-    let cases = fuzz::count_from_env("IKIGAI_FUZZ_CASES", 20_000);
+    let cases = length.count("IKIGAI_FUZZ_CASES", 400, 20_000);
     let threads = fuzz::count_from_env("IKIGAI_FUZZ_THREADS", 2);
 
     let env = Env::new();
@@ -275,32 +276,68 @@ fn check(spec: &Spec, dialect: Dialect, f: &Finished) -> Result<String, String> 
 
 #[test]
 fn fuzz_bash() {
-    fuzz_tool(&BASH);
+    fuzz_tool(&BASH, Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (20,000 cases), run by .ci/run"]
+fn fuzz_bash_long() {
+    fuzz_tool(&BASH, Length::Long);
 }
 
 #[test]
 fn fuzz_file_read() {
-    fuzz_tool(&FILE_READ);
+    fuzz_tool(&FILE_READ, Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (20,000 cases), run by .ci/run"]
+fn fuzz_file_read_long() {
+    fuzz_tool(&FILE_READ, Length::Long);
 }
 
 #[test]
 fn fuzz_file_write() {
-    fuzz_tool(&FILE_WRITE);
+    fuzz_tool(&FILE_WRITE, Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (20,000 cases), run by .ci/run"]
+fn fuzz_file_write_long() {
+    fuzz_tool(&FILE_WRITE, Length::Long);
 }
 
 #[test]
 fn fuzz_file_edit() {
-    fuzz_tool(&FILE_EDIT);
+    fuzz_tool(&FILE_EDIT, Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (20,000 cases), run by .ci/run"]
+fn fuzz_file_edit_long() {
+    fuzz_tool(&FILE_EDIT, Length::Long);
 }
 
 #[test]
 fn fuzz_glob() {
-    fuzz_tool(&GLOB);
+    fuzz_tool(&GLOB, Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (20,000 cases), run by .ci/run"]
+fn fuzz_glob_long() {
+    fuzz_tool(&GLOB, Length::Long);
 }
 
 #[test]
 fn fuzz_grep() {
-    fuzz_tool(&GREP);
+    fuzz_tool(&GREP, Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (20,000 cases), run by .ci/run"]
+fn fuzz_grep_long() {
+    fuzz_tool(&GREP, Length::Long);
 }
 
 /// The generator is a pure function of the seed: a printed seed replays

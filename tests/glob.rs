@@ -1,7 +1,7 @@
 //! glob: pattern syntax, the dotfile rule, how results are spelled and
 //! sorted, what the walk enters, and its errors.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::{symlink, PermissionsExt};

@@ -1,7 +1,7 @@
 //! grep: which files are searched, how lines match and are printed, binary
 //! and unreadable files, and the errors.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::{symlink, PermissionsExt};

@@ -2,7 +2,7 @@
 //! 000 and 003 back.
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;

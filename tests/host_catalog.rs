@@ -2,7 +2,7 @@
 //! discovery as a host does it.
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;

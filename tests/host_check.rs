@@ -3,7 +3,7 @@
 //! deliberately broken tools (one per rule).
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-mod common;
+use crate::common;
 use common::*;
 
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! `ikigai-tools list [NAME]`: what ikigai's `/tool` and `/tool NAME` show.
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;

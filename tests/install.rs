@@ -3,7 +3,7 @@
 //! --binary so the test does not rebuild in release mode (.ci/run runs the
 //! building path once).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::fs;

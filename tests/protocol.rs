@@ -2,7 +2,7 @@
 //! object in, exactly one JSON object out; bad input answered, never a
 //! crash or a hang; the shellclaw dialect.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::json;

@@ -4,7 +4,7 @@
 //!
 //! Every case is derived from `(seed, tool, case number)` alone, so a
 //! failure found on a thread pool is reproduced by the same seed, whatever
-//! the scheduling. The seed comes from `IKIGAI_FUZZ_SEED` or the clock.
+//! the scheduling. The seed comes from `IKIGAI_FUZZ_SEED`, else a fixed default.
 //!
 //! Safety: the generated values never name anything outside the tool's
 //! working directory: no absolute paths, no `..`, no `/` in shell commands
@@ -60,8 +60,13 @@ impl Rng {
     }
 }
 
-/// The seed of this run: `IKIGAI_FUZZ_SEED` (decimal or 0x-hex), else the
-/// clock; one seed for every test of the process.
+/// The seed a run uses when `IKIGAI_FUZZ_SEED` is not set: fixed, so that
+/// every run of `cargo test` throws the same cases and any failure replays.
+pub const DEFAULT_SEED: u64 = 0x1c1a_1700_15ee_d000;
+
+/// The seed of this run: `IKIGAI_FUZZ_SEED` (decimal or 0x-hex), else
+/// [`DEFAULT_SEED`]; one seed for every test of the process, printed by
+/// each test that uses it.
 pub fn seed_from_env() -> u64 {
     static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *SEED.get_or_init(read_seed)
@@ -77,16 +82,30 @@ fn read_seed() -> u64 {
             };
             parsed.unwrap_or_else(|_| panic!("IKIGAI_FUZZ_SEED is not a number: {text:?}"))
         }
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1),
+        Err(_) => DEFAULT_SEED,
     }
 }
 
 /// A number from the environment, or the default.
 pub fn count_from_env(var: &str, default: usize) -> usize {
     std::env::var(var).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
+}
+
+/// How much a randomised or fault trial does: a short run in every
+/// `cargo test`, and the long run of its `#[ignore]`d twin, which `.ci/run`
+/// runs with `cargo test -- --ignored`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    Short,
+    Long,
+}
+
+impl Length {
+    /// The count for this length: `var` from the environment when set,
+    /// else `short` or `long`.
+    pub fn count(self, var: &str, short: usize, long: usize) -> usize {
+        count_from_env(var, if self == Length::Short { short } else { long })
+    }
 }
 
 /// What kind of value a parameter takes, which decides the odd values

@@ -15,9 +15,60 @@ use serde_json::Value;
 pub mod fuzz;
 pub mod procs;
 
-/// The binary cargo built for the tests.
+/// The binary cargo built for the tests, at a path that `nobody` can reach
+/// when the tests run as root (see [`reachable_copy`]).
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_ikigai-tools"))
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| reachable_copy(Path::new(env!("CARGO_BIN_EXE_ikigai-tools")))).clone()
+}
+
+/// As root, the tests run tools as `nobody`, which cannot reach a binary in
+/// a clone under a mode-700 directory (`/root`, `mktemp -d`). Then the
+/// binary is copied once per build to a world-readable directory under the
+/// temporary directory, named after the build's size and time, replacing
+/// the copies of earlier builds.
+fn reachable_copy(built: &Path) -> PathBuf {
+    if !is_root() || reachable_by_others(built) {
+        return built.to_path_buf();
+    }
+    let meta = fs::metadata(built).expect("the built binary");
+    let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    let key = format!("{}-{}", meta.len(), mtime.map_or(0, |d| d.as_nanos()));
+    let parent = std::env::temp_dir().join("ikigai-tools-test-binary");
+    let dir = parent.join(&key);
+    let copy = dir.join("ikigai-tools");
+    if fs::metadata(&copy).is_ok_and(|m| m.len() == meta.len()) {
+        return copy;
+    }
+    for stale in fs::read_dir(&parent).into_iter().flatten().flatten() {
+        if stale.file_name() != key.as_str() {
+            let _ = fs::remove_dir_all(stale.path());
+        }
+    }
+    fs::create_dir_all(&dir).expect("mkdir for the reachable binary");
+    for d in [&parent, &dir] {
+        fs::set_permissions(d, fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    // Copied under another name, then renamed: a test process running at the
+    // same time never runs half a binary.
+    let partial = dir.join(format!(".ikigai-tools.{}", std::process::id()));
+    fs::copy(built, &partial).expect("copy the binary where nobody reaches it");
+    fs::set_permissions(&partial, fs::Permissions::from_mode(0o755)).expect("chmod");
+    fs::rename(&partial, &copy).expect("rename the copy");
+    eprintln!(
+        "tests: {} is out of nobody's reach; the tests run a copy at {}",
+        built.display(),
+        copy.display()
+    );
+    copy
+}
+
+/// Whether a user other than the owner can execute `path`: the file and
+/// every directory above it grant it to others.
+fn reachable_by_others(path: &Path) -> bool {
+    let executable =
+        |p: &Path, bits: u32| fs::metadata(p).is_ok_and(|m| m.permissions().mode() & bits == bits);
+    executable(path, 0o005) && path.ancestors().skip(1).all(|dir| executable(dir, 0o001))
 }
 
 /// Stores snapshots in the top-level `snapshots/` directory.

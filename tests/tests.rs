@@ -1,0 +1,24 @@
+//! The integration tests, as one test binary (one link step for the whole
+//! suite): a module per tool and per concern. Each runs the real binary
+//! through a symlink, as a host does.
+
+#[macro_use]
+mod common;
+
+mod bash;
+mod crash_safety;
+mod dispatch;
+mod file_edit;
+mod file_read;
+mod file_write;
+mod fuzz_args;
+mod glob;
+mod grep;
+mod host_call;
+mod host_catalog;
+mod host_check;
+mod host_list;
+mod install;
+mod load;
+mod output_limit;
+mod protocol;
