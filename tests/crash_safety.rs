@@ -9,7 +9,7 @@
 //!
 //! Old and new content differ in every line (`AAAA…A\n` against
 //! `BBBB…B\n`), so any mix or cut shows. `IKIGAI_CRASH_TRIALS` sets the
-//! number of kills per tool: 4 in `cargo test`, 100 in the `_long` twins
+//! number of kills per tool: 8 in `cargo test`, 100 in the `_long` twins
 //! that `.ci/run` runs.
 
 use crate::common;
@@ -256,7 +256,9 @@ fn trials(
     let mut state = Held::B;
     (0..count)
         .map(|k| {
-            let frac = (k / 2) as f64 / (count / 2).max(1) as f64 * 1.1;
+            // The last pair lands past the end of the run, so that even a
+            // short trial reaches both sides of the rename.
+            let frac = (k / 2) as f64 / ((count - 1) / 2).max(1) as f64 * 1.1;
             let kill = if k % 2 == 0 {
                 Kill::After(length.mul_f64(frac))
             } else {
@@ -278,7 +280,7 @@ fn trials(
 }
 
 fn kill_trials(tool: Tool, length: Length) {
-    let total = length.count("IKIGAI_CRASH_TRIALS", 4, 100);
+    let total = length.count("IKIGAI_CRASH_TRIALS", 8, 100);
     let (old, new) = (content(b'A'), content(b'B'));
     let m = Material {
         to_a: Arc::new(tool.payload(b'A')),
