@@ -9,5 +9,6 @@ pub mod host;
 pub mod json;
 pub mod limit;
 pub mod memory;
+pub mod process;
 pub mod protocol;
 pub mod tools;

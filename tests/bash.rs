@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::procs::{self, gone_within, is_gone, Leftover};
 use common::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -268,17 +269,6 @@ fn the_command_runs_in_the_working_directory_of_the_tool() {
 
 // --- background processes --------------------------------------------------
 
-/// Kills a process the test made the command leave behind, whatever the
-/// test's outcome.
-struct Leftover(i32);
-
-impl Drop for Leftover {
-    fn drop(&mut self) {
-        let _ = kill(Pid::from_raw(self.0), Signal::SIGKILL);
-        wait_gone(self.0);
-    }
-}
-
 fn read_pid(path: &Path) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -292,27 +282,8 @@ fn read_pid(path: &Path) -> i32 {
     }
 }
 
-/// A process is gone once it no longer runs: no /proc entry, or a zombie
-/// (nobody may reap orphans in a container).
-fn is_gone(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => {
-            let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
-            matches!(state, Some('Z' | 'X') | None)
-        }
-    }
-}
-
 fn wait_gone(pid: i32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !is_gone(pid) {
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    true
+    gone_within(pid, Duration::from_secs(10))
 }
 
 #[test]
@@ -324,6 +295,24 @@ fn a_background_process_does_not_delay_the_answer() {
     assert!(ran.elapsed < Duration::from_secs(15), "took {:?}", ran.elapsed);
     // Left running, as the contract says.
     assert!(!is_gone(bg.0), "the background process was killed");
+}
+
+#[test]
+fn background_children_outlive_the_tool_on_a_normal_exit() {
+    let env = Env::new();
+    let (short, long) = (procs::unique_sleep(30), procs::unique_sleep(31));
+    // One child in the background, one the shell waited for and that left a
+    // grandchild: both stayed in the command's group, which the tool's
+    // guardian must leave alone once the shell has exited by itself.
+    let command = format!("sleep {short} & (sleep {long} &); echo done");
+    let ran = env.run("bash", &json!({ "command": command }).to_string());
+    let bg = Leftover(procs::wait_for_process(&["sleep", &short]));
+    let grandchild = Leftover(procs::wait_for_process(&["sleep", &long]));
+    assert_eq!(ran.json(), answer("done", 0));
+    // Give a guardian that wrongly acted on the tool's exit time to act.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!is_gone(bg.0), "the background child was killed");
+    assert!(!is_gone(grandchild.0), "the grandchild was killed");
 }
 
 #[test]
@@ -424,4 +413,25 @@ fn sigkill_to_the_tool_takes_the_shell_down() {
     let status = wait_tool(&mut tool);
     assert_eq!(status.signal(), Some(libc::SIGKILL));
     assert!(wait_gone(shell.0), "the shell outlived the tool");
+}
+
+#[test]
+fn sigkill_to_the_tool_kills_the_commands_process_group() {
+    let env = Env::new();
+    let (background, foreground) = (procs::unique_sleep(104), procs::unique_sleep(105));
+    let mut tool = start(&env, &format!("sleep {background} & sleep {foreground}; echo x"));
+    let sleeps = [
+        Leftover(procs::wait_for_process(&["sleep", &background])),
+        Leftover(procs::wait_for_process(&["sleep", &foreground])),
+    ];
+    tool.kill().unwrap();
+    assert_eq!(wait_tool(&mut tool).signal(), Some(libc::SIGKILL));
+    // The contract says within a second; 2 s leaves room for a busy machine.
+    for sleep in &sleeps {
+        assert!(
+            gone_within(sleep.0, Duration::from_secs(2)),
+            "process {} of the command outlived the tool",
+            sleep.0
+        );
+    }
 }

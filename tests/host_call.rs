@@ -3,6 +3,7 @@
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
 use crate::common;
+use common::procs::{self, Leftover};
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;
@@ -163,6 +164,69 @@ fn a_tool_that_ignores_sigterm_is_killed_all_the_same() {
     // An ignored signal stays ignored in the child: neither stops on TERM.
     let body = "trap '' TERM\necho \"tool $$\" >&2\nsleep 30 &\necho \"child $!\" >&2\nwait";
     times_out_and_leaves_nothing(&env, "stubborn", body);
+}
+
+#[test]
+fn a_call_timeout_leaves_nothing_of_a_bash_command_that_ignores_sigterm() {
+    let env = Env::new();
+    let (background, foreground) = (procs::unique_sleep(104), procs::unique_sleep(105));
+    // The bash tool gives its command a grace period on SIGTERM; the host
+    // may kill the tool before that is over: the tool's guardian must then
+    // take the command's group (another session) down.
+    let command = format!("trap '' TERM; sleep {background} & sleep {foreground}; echo x");
+    let args = json!({ "command": command }).to_string();
+    let host = std::process::Command::new(env.link("ikigai-tools"))
+        .args(["call", "--timeout", "1", "bash", &args])
+        .current_dir(env.work())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the host");
+    let sleeps = [
+        Leftover(procs::wait_for_process(&["sleep", &background])),
+        Leftover(procs::wait_for_process(&["sleep", &foreground])),
+    ];
+    let out = host.wait_with_output().expect("wait for the host");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("an envelope");
+    assert_eq!((out.status.code(), &v["error_code"]), (Some(1), &json!("TOOL_TIMEOUT")), "{v}");
+    for sleep in &sleeps {
+        assert!(
+            procs::gone_within(sleep.0, Duration::from_secs(2)),
+            "process {} of the command outlived the timeout",
+            sleep.0
+        );
+    }
+}
+
+#[test]
+fn sigkill_to_the_host_kills_the_tools_process_group() {
+    let env = Env::new();
+    let (background, foreground) = (procs::unique_sleep(104), procs::unique_sleep(105));
+    tool(
+        &env,
+        "tools/sleeper",
+        &script("sleeper", &format!("sleep {background} &\nsleep {foreground}")),
+    );
+    let mut host = std::process::Command::new(env.link("ikigai-tools"))
+        .args(["call", "--dir", "tools", "sleeper", "{}"])
+        .current_dir(env.work())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the host");
+    let sleeps = [
+        Leftover(procs::wait_for_process(&["sleep", &background])),
+        Leftover(procs::wait_for_process(&["sleep", &foreground])),
+    ];
+    host.kill().expect("SIGKILL the host");
+    host.wait().expect("reap the host");
+    for sleep in &sleeps {
+        assert!(
+            procs::gone_within(sleep.0, Duration::from_secs(2)),
+            "process {} of the tool outlived the host",
+            sleep.0
+        );
+    }
 }
 
 #[test]

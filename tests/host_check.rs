@@ -4,6 +4,7 @@
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
 use crate::common;
+use common::procs::{self, Leftover};
 use common::*;
 
 use std::collections::BTreeMap;
@@ -155,6 +156,50 @@ fn a_call_that_hangs_fails_after_the_time_limit() {
         ["answers a call with {} with one JSON object: Tool 'hang' timed out after 1s"]
     );
     assert!(ran.elapsed < Duration::from_secs(10), "took {:?}", ran.elapsed);
+}
+
+#[test]
+fn a_check_timeout_leaves_nothing_of_what_the_tool_started() {
+    let env = Env::new();
+    let (background, foreground) = (procs::unique_sleep(104), procs::unique_sleep(105));
+    // The tool runs the bash tool, whose command ignores SIGTERM in a
+    // session of its own: when the time limit stops the tool's group, the
+    // bash tool's guardian must take the command's group down with it.
+    let command = format!("trap '' TERM; sleep {background} & sleep {foreground}; echo x");
+    let request = serde_json::json!({ "command": command }).to_string();
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --schema ]; then\n  echo '{{\"name\":\"runs_bash\",\"description\":\"Runs bash\",\
+         \"parameters\":{{\"type\":\"object\",\"properties\":{{}}}}}}'\n  exit 0\nfi\n\
+         printf '%s' '{}' | '{}'\n",
+        request.replace('\'', "'\\''"),
+        env.link("bash").display()
+    );
+    tool(&env, "runs_bash", &script);
+    let host = std::process::Command::new(env.link("ikigai-tools"))
+        .args(["check", "--timeout", "1", "runs_bash"])
+        .current_dir(env.work())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the host");
+    let sleeps = [
+        Leftover(procs::wait_for_process(&["sleep", &background])),
+        Leftover(procs::wait_for_process(&["sleep", &foreground])),
+    ];
+    let out = host.wait_with_output().expect("wait for the host");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        failures(&report)["runs_bash"],
+        ["answers a call with {} with one JSON object: Tool 'runs_bash' timed out after 1s"],
+        "{report}"
+    );
+    for sleep in &sleeps {
+        assert!(
+            procs::gone_within(sleep.0, Duration::from_secs(2)),
+            "process {} of the command outlived the timeout",
+            sleep.0
+        );
+    }
 }
 
 #[test]

@@ -21,8 +21,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::discover::seconds;
-use super::process::{self, Finished, Input, Job, Status};
 use super::registry::Tool;
+use crate::process::status::signal_exit_code;
+use crate::process::{self, Finished, Input, Job, Status};
 
 /// The time limit of a call (seed 003).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -105,6 +106,7 @@ pub fn call(tool: &Tool, args: &[u8], timeout: Duration) -> Envelope {
             input: Input::Bytes(args.to_vec()),
             timeout,
             capture_limit: crate::limit::max_output(),
+            cancel: None,
         }),
         Err(e) => Finished {
             status: Status::NotStarted(e),
@@ -140,13 +142,17 @@ pub fn wrap(name: &str, finished: Finished, timeout: Duration) -> Envelope {
             },
             None,
         ),
+        // Nothing in `call` cancels; a caller that passes a `Cancel` gets this.
+        Status::Cancelled => {
+            failure(format!("Tool '{name}' was cancelled"), FailureCode::ToolCrashed, None)
+        }
         Status::Signaled(signal) => failure(
             format!(
                 "Tool '{name}' crashed with exit code {} (killed by signal {signal})",
-                128 + signal
+                signal_exit_code(*signal)
             ),
             FailureCode::ToolCrashed,
-            Some(128 + signal),
+            Some(signal_exit_code(*signal)),
         ),
         Status::Exited(code) if *code != 0 => failure(
             format!("Tool '{name}' crashed with exit code {code}"),

@@ -22,9 +22,9 @@ use std::time::Duration;
 
 use super::call::{self, Envelope};
 use super::discover::{self, seconds, SCHEMA_TIMEOUT};
-use super::process::{self, Finished, Input, Job, Status};
 use super::registry::Origin;
 use super::validate::{self, Verdict};
+use crate::process::{self, Finished, Input, Job, Status};
 use crate::tools::normalize_name as normalize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +160,7 @@ fn probes(origin: &Origin, call_timeout: Duration) -> Vec<Job> {
             input: Input::Bytes(b"{}".to_vec()),
             timeout: call_timeout,
             capture_limit: crate::limit::max_output(),
+            cancel: None,
         },
     ]
 }
@@ -253,6 +254,7 @@ fn ended(status: &Status) -> String {
         Status::Exited(code) => format!("exited with code {code}"),
         Status::Signaled(signal) => format!("killed by signal {signal}"),
         Status::TimedOut => "no answer".to_owned(),
+        Status::Cancelled => "cancelled".to_owned(),
         Status::NotStarted(e) => format!("cannot be run: {e}"),
     }
 }

@@ -15,9 +15,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::process::{self, Input, Job, Status};
 use super::registry::{Origin, Registry, Tool};
 use super::validate::{self, Violation};
+use crate::process::{self, Input, Job, Status};
 
 /// How long a tool has to answer `--schema` (seed 003).
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
@@ -189,6 +189,7 @@ fn accept(answer: process::Finished) -> Result<validate::Schema, Rejection> {
     match answer.status {
         Status::NotStarted(e) => Err(Rejection::NotStarted(e)),
         Status::TimedOut => Err(Rejection::TimedOut),
+        Status::Cancelled => Err(Rejection::Failed("was cancelled".to_owned())),
         Status::Signaled(signal) => {
             Err(Rejection::Failed(format!("was killed by signal {signal}")))
         }
@@ -207,7 +208,14 @@ fn accept(answer: process::Finished) -> Result<validate::Schema, Rejection> {
 /// The `--schema` run of a tool: `program [lead…] --schema`.
 pub(crate) fn schema_job(program: PathBuf, mut args: Vec<std::ffi::OsString>, input: Input) -> Job {
     args.push("--schema".into());
-    Job { program, args, input, timeout: SCHEMA_TIMEOUT, capture_limit: Some(SCHEMA_LIMIT) }
+    Job {
+        program,
+        args,
+        input,
+        timeout: SCHEMA_TIMEOUT,
+        capture_limit: Some(SCHEMA_LIMIT),
+        cancel: None,
+    }
 }
 
 /// The executable regular files of a directory (symbolic links followed,

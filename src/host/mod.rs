@@ -36,7 +36,6 @@ pub mod call;
 pub mod check;
 pub mod commands;
 pub mod discover;
-pub mod process;
 pub mod registry;
 pub mod translate;
 pub mod validate;

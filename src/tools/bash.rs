@@ -7,10 +7,15 @@
 //! the kernel cannot pass on) is an `INVALID_ARG` error.
 //!
 //! - `shell`: how the shell is started (one pipe for stdout and stderr,
-//!   stdin from /dev/null, a new session, the parent-death signal);
+//!   stdin from /dev/null, a new session, the parent-death signal, announced
+//!   to the guardian);
 //! - `signals`: the signals the tool watches while the command runs;
 //! - `supervise`: draining the output, reaping the shell, and stopping the
 //!   command's process group when the tool is told to stop.
+//!
+//! Processes themselves (groups, the guardian that kills the command's
+//! group if the tool is killed outright, pipes, exit statuses) are
+//! `crate::process`'s.
 
 mod shell;
 mod signals;
@@ -21,6 +26,8 @@ use std::process::ExitStatus;
 use crate::error::ToolError;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
+use crate::process::status::Exit;
+use crate::process::Guardian;
 use crate::protocol::{Args, Outcome};
 
 /// The exit code for a command that could not be run at all: the shell's
@@ -49,9 +56,19 @@ pub fn run(args: &Args) -> Outcome {
 /// Runs `command` with the shell at `shell_path`; the output (bounded, one
 /// trailing newline stripped) and the exit code.
 fn run_in(shell_path: &str, command: &str) -> (Vec<Vec<u8>>, i64) {
-    let started = signals::Signals::watch()
-        .and_then(|signals| shell::spawn(shell_path, command).map(|spawned| (signals, spawned)));
-    let (signals, (child, pipe)) = match started {
+    let started = signals::Signals::watch().and_then(|signals| {
+        // The guardian before the shell: it must know the command's group
+        // before any process is in it, and must never hold its output pipe.
+        let guardian = Guardian::start()?;
+        match shell::spawn(shell_path, command, guardian.line()) {
+            Ok((child, pipe)) => Ok((signals, guardian, child, pipe)),
+            Err(err) => {
+                guardian.release();
+                Err(err)
+            }
+        }
+    });
+    let (signals, guardian, child, pipe) = match started {
         Ok(started) => started,
         Err(err) => {
             let text = format!("cannot start {shell_path}: {}", describe(&err));
@@ -59,6 +76,9 @@ fn run_in(shell_path: &str, command: &str) -> (Vec<Vec<u8>>, i64) {
         }
     };
     let finished = supervise::supervise(child, pipe, Bounded::from_env(), &signals);
+    // The shell has exited by itself: what it left running in the
+    // background stays running, even if the tool is killed from now on.
+    guardian.release();
     // Restore the signal mask before the answer is written: a host that
     // times out while the tool writes must still be able to stop it.
     drop(signals);
@@ -70,16 +90,8 @@ fn run_in(shell_path: &str, command: &str) -> (Vec<Vec<u8>>, i64) {
 /// The exit status as seed 000 counts it: the status, 128+N for a command
 /// killed by signal N.
 fn exit_code(status: Option<ExitStatus>) -> i64 {
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(code), _) => i64::from(code),
-            (None, Some(sig)) => 128 + i64::from(sig),
-            (None, None) => CANNOT_RUN,
-        },
-        // The status could not be collected (nothing a normal run meets).
-        None => CANNOT_RUN,
-    }
+    // None: the status could not be collected (nothing a normal run meets).
+    status.and_then(Exit::from_status).map_or(CANNOT_RUN, |exit| i64::from(exit.shell_code()))
 }
 
 /// An OS error as `strerror` words, without Rust's "(os error N)".

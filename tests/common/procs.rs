@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -14,6 +15,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
 
 pub const NOBODY: u32 = 65534;
 
@@ -71,7 +79,7 @@ impl Watchdog {
                     if start.elapsed() > watcher.limit {
                         watcher.fired.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
                         // Still in `running`, so not yet reaped: the pid is ours.
-                        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                        let _ = kill(pid_of(pid), Signal::SIGKILL);
                     }
                 }
             }
@@ -130,50 +138,48 @@ pub fn run_watched(mut cmd: Command, stdin: Option<&[u8]>, dog: &Watchdog) -> Fi
 }
 
 fn wait_exited_not_reaped(pid: u32) {
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    loop {
-        let r = unsafe {
-            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT)
-        };
-        if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
+    while waitid(Id::Pid(pid_of(pid)), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
+        == Err(Errno::EINTR)
+    {}
+}
+
+fn pid_of(pid: u32) -> Pid {
+    Pid::from_raw(i32::try_from(pid).expect("a pid fits in i32"))
 }
 
 /// Reads stdout and stderr to EOF together (poll), so that neither pipe
 /// can fill up and block the tool.
 pub fn read_both(child: &mut Child) -> (Vec<u8>, Vec<u8>) {
-    use std::os::fd::AsRawFd;
     let mut out = child.stdout.take().expect("stdout pipe");
     let mut err = child.stderr.take().expect("stderr pipe");
     let (mut out_buf, mut err_buf) = (Vec::new(), Vec::new());
     let (mut out_open, mut err_open) = (true, true);
     let mut chunk = vec![0u8; 64 * 1024];
     while out_open || err_open {
-        let mut fds = [
-            libc::pollfd {
-                fd: if out_open { out.as_raw_fd() } else { -1 },
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: if err_open { err.as_raw_fd() } else { -1 },
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if r < 0 {
-            continue; // EINTR
-        }
-        if fds[0].revents != 0 {
+        // Only the open pipes: a pipe at end of file would report POLLHUP
+        // for ever.
+        let (out_ready, err_ready) = {
+            let mut fds = Vec::new();
+            if out_open {
+                fds.push(PollFd::new(out.as_fd(), PollFlags::POLLIN));
+            }
+            if err_open {
+                fds.push(PollFd::new(err.as_fd(), PollFlags::POLLIN));
+            }
+            if poll(&mut fds, PollTimeout::NONE).is_err() {
+                continue; // EINTR
+            }
+            let ready: Vec<bool> =
+                fds.iter().map(|fd| fd.revents().is_some_and(|r| !r.is_empty())).collect();
+            (out_open && ready[0], err_open && ready[usize::from(out_open)])
+        };
+        if out_ready {
             match out.read(&mut chunk) {
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => out_buf.extend_from_slice(&chunk[..n]),
             }
         }
-        if fds[1].revents != 0 {
+        if err_ready {
             match err.read(&mut chunk) {
                 Ok(0) | Err(_) => err_open = false,
                 Ok(n) => err_buf.extend_from_slice(&chunk[..n]),
@@ -194,7 +200,7 @@ pub struct Reaped {
 
 /// Reaps `child` with wait4 and returns its exit and its peak RSS. The
 /// figure is the tool's own (the maximum over it and the children it
-/// waited for), not the test's.
+/// waited for), not the test's. (libc: nix has no wait4.)
 pub fn wait4(child: &Child) -> Reaped {
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
@@ -283,8 +289,7 @@ pub fn chown_tree_to_nobody(root: &Path) {
     }
     let mut stack = vec![root.to_path_buf()];
     while let Some(p) = stack.pop() {
-        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).expect("path without NUL");
-        unsafe { libc::lchown(c.as_ptr(), NOBODY, NOBODY) };
+        let _ = std::os::unix::fs::lchown(&p, Some(NOBODY), Some(NOBODY));
         if p.is_dir() && !p.is_symlink() {
             for entry in std::fs::read_dir(&p).expect("read_dir").flatten() {
                 stack.push(entry.path());
@@ -296,13 +301,11 @@ pub fn chown_tree_to_nobody(root: &Path) {
 /// Raises the soft limit of open files to the hard limit (500 processes
 /// at once need well over 1024 pipe ends).
 pub fn raise_fd_limit() -> u64 {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else { return 0 };
+    match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+        Ok(()) => hard,
+        Err(_) => soft,
     }
-    lim.rlim_cur
 }
 
 /// Free bytes on the file system holding `dir`.
@@ -323,7 +326,7 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 
 /// Sends `signal` to a process.
 pub fn signal(child: &Child, signal: i32) {
-    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    let _ = kill(pid_of(child.id()), Signal::try_from(signal).ok());
 }
 
 /// Why the peak is measured from a helper process: a child's `ru_maxrss`
@@ -458,14 +461,76 @@ pub fn helper_main() -> bool {
 
 /// Whether `child` has exited (it is not reaped: wait4 still can).
 pub fn has_exited(child: &Child) -> bool {
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            child.id(),
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    r == 0 && unsafe { info.si_pid() } != 0
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    matches!(waitid(Id::Pid(pid_of(child.id())), flags), Ok(status) if status != WaitStatus::StillAlive)
+}
+
+// --- processes a command left behind ---------------------------------------
+
+/// A `sleep` duration no other process on the machine uses: `secs` and a
+/// fraction made of this test process's pid and a counter, so that a test
+/// finds its own sleeps in /proc (other tests, other checkouts run too).
+pub fn unique_sleep(secs: u32) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{secs}.{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The running processes (zombies excluded) whose command line is exactly
+/// `argv`.
+pub fn pids_running(argv: &[&str]) -> Vec<i32> {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted))
+        .filter(|pid| !is_gone(*pid))
+        .collect()
+}
+
+/// Waits (bounded) until a process runs `argv`; its pid.
+pub fn wait_for_process(argv: &[&str]) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(&pid) = pids_running(argv).first() {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no process runs {argv:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A process is gone once it no longer runs: no /proc entry, or a zombie
+/// (nobody may reap orphans in a container).
+pub fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
+            matches!(state, Some('Z' | 'X') | None)
+        }
+    }
+}
+
+/// Waits until `pid` is gone, at most `limit`; whether it is.
+pub fn gone_within(pid: i32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while !is_gone(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// Kills a process a test made a command leave behind, whatever the
+/// test's outcome.
+pub struct Leftover(pub i32);
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        let _ = kill(Pid::from_raw(self.0), Signal::SIGKILL);
+        gone_within(self.0, Duration::from_secs(10));
+    }
 }

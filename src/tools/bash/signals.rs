@@ -8,6 +8,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 use nix::sys::signal::{self, SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
+use crate::process::status::signal_exit_code;
+
 /// The signals by which a host tells the tool to stop.
 const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
@@ -83,5 +85,5 @@ pub fn die_by(sig: Signal) -> ! {
     set.add(sig);
     let _ = set.thread_unblock();
     let _ = signal::raise(sig);
-    std::process::exit(128 + sig as i32)
+    std::process::exit(signal_exit_code(sig as i32))
 }

@@ -1,41 +1,34 @@
 //! Running tool processes as a host does, several at once: each in its own
-//! process group, stdin written then closed (or kept open, or `/dev/null`),
-//! stdout and stderr read concurrently into bounded buffers, and a time limit
-//! after which the whole group is stopped (SIGTERM, then SIGKILL).
+//! process group with a [`Guardian`], stdin written then closed (or kept
+//! open, or `/dev/null`), stdout and stderr read concurrently into bounded
+//! buffers, and a time limit after which the whole group is stopped
+//! (SIGTERM, grace, SIGKILL, until it is gone). A job can be cancelled from
+//! another thread ([`Cancel`]): its group is killed at once.
 //!
 //! One thread drives every process with `poll`, so fifty tools that hang
 //! cost one time limit, not fifty, and nothing is left blocked in a reader
 //! thread when a process that escaped its group still holds a pipe.
 
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::AsFd;
-use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use nix::poll::{poll, PollFd, PollFlags};
-use nix::sys::signal::{killpg, Signal};
-use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
+use nix::poll::{PollFd, PollFlags};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::Pid;
 
+use super::group::{self, Group};
+use super::guardian::{self, Guardian};
+use super::pipes::{self, Drained};
+use super::status::Exit;
+use super::{Cancel, DRAIN_AFTER_EXIT, QUIET_AFTER_EXIT, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
 use crate::limit::Bounded;
-
-/// How long a process told to stop (SIGTERM) may take to clean up before
-/// its group is killed outright. The bash tool uses it to kill the command
-/// it started in a session of its own.
-pub const STOP_GRACE: Duration = Duration::from_millis(250);
-
-/// How long the output of a process that has exited is still read while
-/// something it left behind holds the pipes open.
-pub const DRAIN_GRACE: Duration = Duration::from_millis(250);
-
-/// How often processes whose pipes are closed are checked for their exit.
-const TICK: Duration = Duration::from_millis(10);
 
 /// What the process gets on its stdin.
 #[derive(Debug, Clone)]
@@ -60,6 +53,8 @@ pub struct Job {
     /// Bytes kept of stdout and of stderr each (head and tail, see
     /// [`Bounded`]); `None` keeps everything.
     pub capture_limit: Option<usize>,
+    /// Stops the job from another thread.
+    pub cancel: Option<Cancel>,
 }
 
 /// How a run ended.
@@ -70,6 +65,8 @@ pub enum Status {
     Signaled(i32),
     /// Still running at the time limit: its group was stopped.
     TimedOut,
+    /// Cancelled while running: its group was killed.
+    Cancelled,
     /// The process could not be started (not executable, not found …).
     NotStarted(io::Error),
 }
@@ -109,7 +106,7 @@ pub fn run_all(jobs: Vec<Job>) -> Vec<Finished> {
         raise_fd_limit();
     }
     let mut running: Vec<Running> = jobs.into_iter().map(Running::start).collect();
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; pipes::CHUNK];
     loop {
         let now = Instant::now();
         for job in running.iter_mut() {
@@ -140,10 +137,20 @@ enum Stream {
     Stdin,
     Stdout,
     Stderr,
+    Cancel,
+}
+
+/// A group being stopped, and what the job will have ended with.
+struct Stopping {
+    then: fn() -> Status,
+    /// When SIGKILL was sent (at once for a cancel).
+    killed_at: Option<Instant>,
+    since: Instant,
 }
 
 struct Running {
     pid: Option<Pid>,
+    guardian: Option<Guardian>,
     stdin: Option<ChildStdin>,
     /// What is still to be written to stdin.
     pending: Vec<u8>,
@@ -155,10 +162,14 @@ struct Running {
     out: Bounded,
     err: Bounded,
     deadline: Instant,
-    /// When the process was found to have exited (and was reaped).
+    cancel: Option<Cancel>,
+    /// The leader has been reaped: its pid is no longer ours to wait for.
+    reaped: bool,
+    /// When the process was found to have exited, and the last time its
+    /// pipes gave something.
     exited_at: Option<Instant>,
-    /// When the group was sent SIGTERM.
-    stopping_since: Option<Instant>,
+    last_read: Instant,
+    stopping: Option<Stopping>,
     /// Set when the job is over.
     outcome: Option<Status>,
     exit: Option<Status>,
@@ -166,9 +177,10 @@ struct Running {
 
 impl Running {
     fn start(job: Job) -> Running {
-        let deadline = Instant::now() + job.timeout;
+        let now = Instant::now();
         let mut running = Running {
             pid: None,
+            guardian: None,
             stdin: None,
             pending: Vec::new(),
             written: 0,
@@ -177,12 +189,25 @@ impl Running {
             stderr: None,
             out: Bounded::new(job.capture_limit),
             err: Bounded::new(job.capture_limit),
-            deadline,
+            deadline: now + job.timeout,
+            cancel: job.cancel,
+            reaped: false,
             exited_at: None,
-            stopping_since: None,
+            last_read: now,
+            stopping: None,
             outcome: None,
             exit: None,
         };
+        // The guardian first, so that it knows the group before any
+        // process is in it: a host killed outright takes its tools along.
+        let guardian = match Guardian::start() {
+            Ok(guardian) => guardian,
+            Err(e) => {
+                running.outcome = Some(Status::NotStarted(e));
+                return running;
+            }
+        };
+        let line = guardian.line();
         let mut command = Command::new(&job.program);
         command
             .args(&job.args)
@@ -191,17 +216,27 @@ impl Running {
                 Input::Bytes(_) | Input::HeldOpen => Stdio::piped(),
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so that a timeout reaches whatever
-            // the tool started too.
-            .process_group(0);
+            .stderr(Stdio::piped());
+        // SAFETY: both steps only make async-signal-safe system calls.
+        unsafe {
+            command.pre_exec(move || {
+                // Its own process group (in the host's session: a tool keeps
+                // the host's terminal), so that a timeout reaches whatever
+                // the tool started too.
+                group::in_new_group()?;
+                guardian::announce(line)
+            });
+        }
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
+                // Told of a group that never ran: nothing to kill.
+                guardian.release();
                 running.outcome = Some(Status::NotStarted(e));
                 return running;
             }
         };
+        running.guardian = Some(guardian);
         running.pid = i32::try_from(child.id()).ok().map(Pid::from_raw);
         running.stdout = child.stdout.take();
         running.stderr = child.stderr.take();
@@ -213,7 +248,7 @@ impl Running {
                 running.pending = bytes;
                 if let Some(stdin) = &running.stdin {
                     // Written as the pipe takes it, never blocking the loop.
-                    let _ = fcntl(stdin.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
+                    pipes::set_nonblocking(stdin);
                 }
                 if running.pending.is_empty() {
                     running.stdin = None;
@@ -234,39 +269,69 @@ impl Running {
         self.stdout.is_some() || self.stderr.is_some()
     }
 
-    /// Moves the job on: notices its exit, enforces the time limit and the
-    /// grace periods.
+    /// Reaps the leader if it has exited; its status, once.
+    fn reap(&mut self, pid: Pid) -> Option<Status> {
+        if self.reaped {
+            return None;
+        }
+        match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+            Ok(status) => {
+                let exit = Exit::from_wait(status)?;
+                self.reaped = true;
+                Some(match exit {
+                    Exit::Code(code) => Status::Exited(code),
+                    Exit::Signal(sig) => Status::Signaled(sig),
+                })
+            }
+            Err(Errno::EINTR) => None,
+            // ECHILD: the process is gone and cannot be waited for.
+            Err(_) => {
+                self.reaped = true;
+                Some(Status::Exited(-1))
+            }
+        }
+    }
+
+    /// Moves the job on: notices its exit, enforces the time limit, the
+    /// grace periods and a cancel.
     fn advance(&mut self, now: Instant) {
         let Some(pid) = self.pid else { return };
         if self.outcome.is_some() {
             return;
         }
-        if let Some(since) = self.stopping_since {
-            // Stopping: do not reap before the final SIGKILL, so that the
-            // group id cannot be reused by then.
-            let gone = matches!(
-                waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT),
-                Ok(status) if status != WaitStatus::StillAlive
-            );
-            if gone || now >= since + STOP_GRACE {
-                let _ = killpg(pid, Signal::SIGKILL);
-                let _ = waitpid(pid, None);
-                self.close_all();
-                self.outcome = Some(Status::TimedOut);
+        let group = Group::led_by(pid);
+        if let Some(stopping) = &self.stopping {
+            let (since, killed_at, then) = (stopping.since, stopping.killed_at, stopping.then);
+            self.reap(pid);
+            let gone = self.reaped && group.is_empty();
+            match killed_at {
+                None if !gone && now >= since + STOP_GRACE => {
+                    group.kill();
+                    if let Some(s) = self.stopping.as_mut() {
+                        s.killed_at = Some(now);
+                    }
+                }
+                Some(killed) if !gone && now < killed + SETTLE_AFTER_KILL => {}
+                None if !gone => {}
+                // Gone, or as gone as it will get: the guardian (dropped,
+                // not released) kills whatever is left once more.
+                _ => {
+                    self.close_all();
+                    self.guardian = None;
+                    self.outcome = Some(then());
+                }
             }
             return;
         }
+        if self.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
+            group.kill();
+            self.stdin = None;
+            self.stopping =
+                Some(Stopping { then: || Status::Cancelled, killed_at: Some(now), since: now });
+            return;
+        }
         if self.exit.is_none() {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::Exited(_, code)) => self.exit = Some(Status::Exited(code)),
-                Ok(WaitStatus::Signaled(_, signal, _)) => {
-                    self.exit = Some(Status::Signaled(signal as i32))
-                }
-                Ok(_) => {}
-                Err(Errno::EINTR) => {}
-                // ECHILD: the process is gone and cannot be waited for.
-                Err(_) => self.exit = Some(Status::Exited(-1)),
-            }
+            self.exit = self.reap(pid);
             if self.exit.is_some() {
                 self.exited_at = Some(now);
             }
@@ -274,17 +339,37 @@ impl Running {
         match self.exited_at {
             // Exited: what it printed is in the pipes already; read it, but
             // do not wait long for what it left behind.
-            Some(at) if !self.pipes_open() || now >= at + DRAIN_GRACE => {
-                self.close_all();
-                self.outcome = self.exit.take();
+            Some(at) => {
+                let quiet_since = self.last_read.max(at);
+                let done = (at + DRAIN_AFTER_EXIT).min(quiet_since + QUIET_AFTER_EXIT);
+                if !self.pipes_open() || now >= done {
+                    self.sweep();
+                    self.close_all();
+                    // Ended by itself: what it left running stays running.
+                    if let Some(guardian) = self.guardian.take() {
+                        guardian.release();
+                    }
+                    self.outcome = self.exit.take();
+                }
             }
-            Some(_) => {}
             None if now >= self.deadline => {
-                let _ = killpg(pid, Signal::SIGTERM);
+                group.terminate();
                 self.stdin = None;
-                self.stopping_since = Some(now);
+                self.stopping =
+                    Some(Stopping { then: || Status::TimedOut, killed_at: None, since: now });
             }
             None => {}
+        }
+    }
+
+    /// What the pipes hold right now, before they are closed.
+    fn sweep(&mut self) {
+        let mut buf = vec![0u8; pipes::CHUNK];
+        if let Some(pipe) = self.stdout.as_mut() {
+            pipes::sweep(pipe, &mut self.out, &mut buf);
+        }
+        if let Some(pipe) = self.stderr.as_mut() {
+            pipes::sweep(pipe, &mut self.err, &mut buf);
         }
     }
 
@@ -295,22 +380,21 @@ impl Running {
     }
 
     fn handle(&mut self, stream: Stream, revents: PollFlags, buf: &mut [u8]) {
-        match stream {
-            Stream::Stdin => self.write_stdin(revents),
-            Stream::Stdout => {
-                if let Some(pipe) = self.stdout.as_mut() {
-                    if !read_into(pipe, &mut self.out, buf) {
-                        self.stdout = None;
-                    }
-                }
-            }
-            Stream::Stderr => {
-                if let Some(pipe) = self.stderr.as_mut() {
-                    if !read_into(pipe, &mut self.err, buf) {
-                        self.stderr = None;
-                    }
-                }
-            }
+        let (pipe, into) = match stream {
+            Stream::Stdin => return self.write_stdin(revents),
+            // Seen by `advance`.
+            Stream::Cancel => return,
+            Stream::Stdout => (self.stdout.as_mut().map(|p| p as &mut dyn io::Read), &mut self.out),
+            Stream::Stderr => (self.stderr.as_mut().map(|p| p as &mut dyn io::Read), &mut self.err),
+        };
+        let Some(pipe) = pipe else { return };
+        match pipes::read_into(pipe, into, buf) {
+            Drained::Bytes => self.last_read = Instant::now(),
+            Drained::Nothing => {}
+            Drained::Closed => match stream {
+                Stream::Stdout => self.stdout = None,
+                _ => self.stderr = None,
+            },
         }
     }
 
@@ -344,33 +428,15 @@ impl Running {
     }
 }
 
-/// Reads once from a pipe that poll said is ready; false at EOF or on error.
-fn read_into(pipe: &mut impl Read, into: &mut Bounded, buf: &mut [u8]) -> bool {
-    match pipe.read(buf) {
-        Ok(0) => false,
-        Ok(n) => {
-            into.push(&buf[..n]);
-            true
-        }
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
-        Err(_) => false,
-    }
-}
-
-/// Polls every open pipe of the jobs still going, for at most one tick, and
-/// returns the ready ones.
+/// Polls every open pipe of the jobs still going (and their cancel
+/// switches), for at most one tick, and returns the ready ones.
 fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
     let mut fds: Vec<PollFd> = Vec::new();
     let mut owners: Vec<(usize, Stream)> = Vec::new();
-    let mut wait = Duration::from_secs(1);
     for (index, job) in jobs.iter().enumerate() {
         if job.outcome.is_some() {
             continue;
         }
-        // Exits, deadlines and grace periods are noticed by `advance`, not
-        // by any fd: wake up every tick while a job is going.
-        wait = wait.min(TICK);
         if let Some(stdin) = &job.stdin {
             if !job.hold_stdin {
                 fds.push(PollFd::new(stdin.as_fd(), PollFlags::POLLOUT));
@@ -385,35 +451,36 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
             fds.push(PollFd::new(stderr.as_fd(), PollFlags::POLLIN));
             owners.push((index, Stream::Stderr));
         }
+        // Once stopping, the switch (readable for good) would only spin.
+        if let (Some(cancel), None) = (&job.cancel, &job.stopping) {
+            fds.push(PollFd::new(cancel.fd(), PollFlags::POLLIN));
+            owners.push((index, Stream::Cancel));
+        }
     }
-    let millis = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
+    // Exits, deadlines and grace periods are noticed by `advance`, not by
+    // any fd: wake up every tick while a job is going.
     if fds.is_empty() {
-        std::thread::sleep(Duration::from_millis(u64::from(millis)));
+        std::thread::sleep(TICK);
         return Vec::new();
     }
-    match poll(&mut fds, millis) {
-        Ok(n) if n > 0 => fds
-            .iter()
-            .zip(owners)
-            .filter_map(|(fd, (index, stream))| {
-                let revents = fd.revents().unwrap_or(PollFlags::empty());
-                (!revents.is_empty()).then_some((index, stream, revents))
-            })
-            .collect(),
-        _ => Vec::new(),
+    if !pipes::wait(&mut fds, TICK) {
+        return Vec::new();
     }
+    fds.iter()
+        .zip(owners)
+        .filter_map(|(fd, (index, stream))| {
+            let revents = fd.revents().unwrap_or(PollFlags::empty());
+            (!revents.is_empty()).then_some((index, stream, revents))
+        })
+        .collect()
 }
 
 /// Lifts the soft limit on open files to the hard one, so that scanning a
-/// large directory does not run out of descriptors (three per tool).
+/// large directory does not run out of descriptors (four per tool).
 fn raise_fd_limit() {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit and setrlimit only read and write the struct given.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
-        {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
         }
     }
 }
@@ -429,6 +496,7 @@ mod tests {
             input,
             timeout,
             capture_limit: Some(1024),
+            cancel: None,
         }
     }
 
@@ -482,5 +550,28 @@ mod tests {
     fn a_signal_is_reported_as_such() {
         let done = run(sh("kill -SEGV $$", Input::Null, Duration::from_secs(5)));
         assert!(matches!(done.status, Status::Signaled(11)), "{:?}", done.status);
+    }
+
+    #[test]
+    fn a_job_cancelled_from_another_thread_loses_its_whole_group() {
+        let cancel = Cancel::new().unwrap();
+        let job = Job {
+            cancel: Some(cancel.clone()),
+            ..sh("sleep 30 & echo $!; wait", Input::Null, Duration::from_secs(30))
+        };
+        let start = Instant::now();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            cancel.cancel();
+        });
+        let done = run(job);
+        canceller.join().unwrap();
+        assert!(matches!(done.status, Status::Cancelled), "{:?}", done.status);
+        assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+        let child: i32 = done.stdout.text().trim().parse().unwrap();
+        // Killed at once; a zombie nobody reaps counts as gone.
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
+        assert!(matches!(state, None | Some('Z' | 'X')), "the background child lives: {stat}");
     }
 }
