@@ -6,6 +6,10 @@
 //!   error envelope (bad input is echoed on stderr as one line);
 //! - shellclaw: arguments in `$1`, stdin untouched, exit 1 and the message
 //!   on stderr when the answer is an error envelope.
+//!
+//! This module reads the arguments and writes the answer; what is left to
+//! tell (the line for stderr, whether the exit status says failure) it
+//! returns as an [`Ending`] for the command line to act on.
 
 use std::io::{self, Read, Write};
 
@@ -170,9 +174,21 @@ pub fn read_stdin() -> Result<Vec<u8>, ToolError> {
     Ok(buf)
 }
 
-/// Writes the answer (or the error envelope) to stdout, echoes errors on
-/// stderr where the dialect wants it, and returns the process exit code.
-pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
+/// What is left to tell once the answer is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The error message, for stderr as one line: bad input in both
+    /// dialects (a human watching the host sees it), any error in
+    /// shellclaw's.
+    pub echo: Option<String>,
+    /// Whether the exit status must say the call failed: an error envelope
+    /// in the shellclaw dialect.
+    pub failed: bool,
+}
+
+/// Writes the answer (or the error envelope) to stdout and says what the
+/// dialect wants told besides.
+pub fn finish(outcome: &Outcome, dialect: Dialect) -> Ending {
     let mut out = io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout());
     let written = match outcome {
         Ok(fields) => json::write_object(&mut out, fields),
@@ -188,16 +204,11 @@ pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
     // that is not an error of ours.
     let _ = written.and_then(|()| out.flush());
     match outcome {
-        Ok(_) => 0,
+        Ok(_) => Ending { echo: None, failed: false },
         Err(err) => {
-            let echo = err.is_bad_input() || dialect == Dialect::Shellclaw;
-            if echo {
-                let _ = writeln!(io::stderr(), "{}", one_line(&err.to_string()));
-            }
-            match dialect {
-                Dialect::Ikigai => 0,
-                Dialect::Shellclaw => 1,
-            }
+            let shellclaw = dialect == Dialect::Shellclaw;
+            let echo = (err.is_bad_input() || shellclaw).then(|| err.to_string());
+            Ending { echo, failed: shellclaw }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The host side: what ikigai (seed 003) does with tools, as a library a
-//! Rust host can use directly and as the `catalog`, `check`, `call` and
-//! `list` subcommands.
+//! Rust host can use directly (the `catalog`, `check`, `call` and `list`
+//! subcommands are its front end, in `src/cli/host.rs`). It prints
+//! nothing: it returns values and typed errors.
 //!
 //! - [`discover`]: scan directories the way ikigai does (every executable
 //!   regular file, hidden files skipped, all `--schema` calls in parallel,
@@ -34,7 +35,6 @@
 
 pub mod call;
 pub mod check;
-pub mod commands;
 pub mod discover;
 pub mod process;
 pub mod registry;
@@ -46,6 +46,6 @@ pub use check::{check, Report};
 pub use discover::{
     default_sources, discover, Discovery, Rejected, Rejection, Source, SCHEMA_TIMEOUT,
 };
-pub use registry::{Origin, Registry, Tool};
+pub use registry::{closest_name, Origin, Registry, Tool};
 pub use translate::{translate, Provider};
 pub use validate::{validate, Rule, Schema, Violation};

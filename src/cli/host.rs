@@ -1,32 +1,22 @@
 //! The host subcommands of `ikigai-tools`: `catalog`, `check`, `call` and
-//! `list`. Each parses its arguments, calls the library and prints; the
-//! behaviour lives in the modules beside this one.
+//! `list`. Each parses its arguments, calls the [`crate::host`] library and
+//! prints what it returned; the behaviour lives in the library.
 //!
-//! Exit codes: 0 all well, 1 a tool was rejected, failed a check or a call
-//! failed (or the name is unknown), 2 the command line is wrong.
+//! Exit codes: success when all is well; failure when a tool was rejected,
+//! failed a check, a call failed or the name is unknown; a usage error when
+//! the command line is wrong.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
 use serde_json::Value;
 
-use super::call::{self, Envelope, CALL_TIMEOUT};
-use super::check;
-use super::discover::{self, Discovery, Source};
-use super::registry::Registry;
-use super::translate::{self, Provider};
-use crate::cli::BIN_NAME;
-
-/// How a host command ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Exit {
-    Ok = 0,
-    /// A tool was rejected, failed a check, or a call failed.
-    Failed = 1,
-    Usage = 2,
-}
+use super::report::{print, print_command_error, print_error, unknown_tool};
+use super::ExitCode;
+use crate::host::discover::{self, Discovery, Source};
+use crate::host::{call, check, translate, validate, Envelope, Provider, Registry, CALL_TIMEOUT};
 
 const CATALOG: &str = "catalog";
 const CHECK: &str = "check";
@@ -43,16 +33,15 @@ pub fn commands() -> Vec<Command> {
     vec![catalog_command(), check_command(), call_command(), list_command()]
 }
 
-/// Runs the host subcommand `name`; returns the exit code.
-pub fn run(name: &str, m: &ArgMatches) -> u8 {
-    let exit = match name {
+/// Runs the host subcommand `name`.
+pub fn run(name: &str, m: &ArgMatches) -> ExitCode {
+    match name {
         CATALOG => run_catalog(m),
         CHECK => run_check(m),
         CALL => run_call(m),
         LIST => run_list(m),
-        _ => Exit::Usage,
-    };
-    exit as u8
+        _ => ExitCode::UsageError,
+    }
 }
 
 fn default_dirs_arg() -> Arg {
@@ -89,8 +78,8 @@ fn catalog_command() -> Command {
             Arg::new("provider")
                 .long("provider")
                 .value_name("PROVIDER")
-                .value_parser(["ikigai", "openai", "anthropic", "google"])
-                .default_value("ikigai")
+                .value_parser(Provider::ALL.map(Provider::name))
+                .default_value(Provider::Ikigai.name())
                 .help("The request format"),
         )
         .arg(default_dirs_arg())
@@ -179,38 +168,33 @@ fn sources(m: &ArgMatches, dirs_id: &str) -> (Vec<Source>, Vec<PathBuf>) {
 fn discover_and_report(sources: &[Source], given: &[PathBuf]) -> (Registry, bool) {
     let Discovery { registry, rejected, overridden, unreadable } = discover::discover(sources);
     let mut clean = rejected.is_empty();
-    let mut err = io::stderr().lock();
     for (dir, e) in &unreadable {
         if given.contains(dir) {
-            let _ = writeln!(err, "{BIN_NAME}: {}: cannot read the directory: {e}", dir.display());
+            print_error(format!("{}: cannot read the directory: {e}", dir.display()));
             clean = false;
         }
     }
     for r in &rejected {
-        let _ = writeln!(err, "{BIN_NAME}: {r}");
+        print_error(r);
     }
     for o in &overridden {
-        let _ = writeln!(err, "{BIN_NAME}: {o}");
+        print_error(o);
     }
     (registry, clean)
 }
 
-fn run_catalog(m: &ArgMatches) -> Exit {
+fn run_catalog(m: &ArgMatches) -> ExitCode {
     let provider = m
         .get_one::<String>("provider")
         .and_then(|p| p.parse::<Provider>().ok())
         .unwrap_or(Provider::Ikigai);
     let (sources, given) = sources(m, "DIR");
     let (registry, clean) = discover_and_report(&sources, &given);
-    print_json_pretty(&translate::translate(&registry, provider));
-    if clean {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    }
+    print_json_pretty(&translate(&registry, provider));
+    ExitCode::success_if(clean)
 }
 
-fn run_check(m: &ArgMatches) -> Exit {
+fn run_check(m: &ArgMatches) -> ExitCode {
     let timeout = m.get_one::<Duration>("timeout").copied().unwrap_or(CALL_TIMEOUT);
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("PATH").into_iter().flatten().cloned().collect();
@@ -219,7 +203,7 @@ fn run_check(m: &ArgMatches) -> Exit {
     } else {
         check::targets(&paths)
     };
-    let reports = check::check(targets, timeout);
+    let reports = check(targets, timeout);
     let failed = reports.iter().filter(|r| !r.passed()).count();
     let mut text: String = reports.iter().map(|r| format!("{r}\n")).collect();
     text.push_str(&format!(
@@ -228,14 +212,10 @@ fn run_check(m: &ArgMatches) -> Exit {
         reports.len() - failed
     ));
     print(&text);
-    if failed == 0 {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    }
+    ExitCode::success_if(failed == 0)
 }
 
-fn run_call(m: &ArgMatches) -> Exit {
+fn run_call(m: &ArgMatches) -> ExitCode {
     let timeout = m.get_one::<Duration>("timeout").copied().unwrap_or(CALL_TIMEOUT);
     let name = m.get_one::<String>("NAME").cloned().unwrap_or_default();
     let args = match m.get_one::<String>("ARGS") {
@@ -243,8 +223,8 @@ fn run_call(m: &ArgMatches) -> Exit {
         None => {
             let mut buf = Vec::new();
             if let Err(e) = io::stdin().lock().read_to_end(&mut buf) {
-                eprintln!("{BIN_NAME} {CALL}: cannot read the arguments from stdin: {e}");
-                return Exit::Usage;
+                print_command_error(CALL, format!("cannot read the arguments from stdin: {e}"));
+                return ExitCode::UsageError;
             }
             buf
         }
@@ -252,13 +232,13 @@ fn run_call(m: &ArgMatches) -> Exit {
     match serde_json::from_slice::<Value>(&args) {
         Ok(Value::Object(_)) => {}
         Ok(other) => {
-            let kind = super::validate::kind(&other);
-            eprintln!("{BIN_NAME} {CALL}: ARGS must be a JSON object, not {kind}");
-            return Exit::Usage;
+            let kind = validate::kind(&other);
+            print_command_error(CALL, format!("ARGS must be a JSON object, not {kind}"));
+            return ExitCode::UsageError;
         }
         Err(e) => {
-            eprintln!("{BIN_NAME} {CALL}: ARGS must be a JSON object: {e}");
-            return Exit::Usage;
+            print_command_error(CALL, format!("ARGS must be a JSON object: {e}"));
+            return ExitCode::UsageError;
         }
     }
     let (sources, given) = sources(m, "dir");
@@ -268,37 +248,33 @@ fn run_call(m: &ArgMatches) -> Exit {
         discover_and_report(&sources, &given).0
     };
     let envelope = match registry.find(&name) {
-        Some(tool) => call::call(tool, &args, timeout),
+        Some(tool) => call(tool, &args, timeout),
         None => {
             unknown(&registry, &name);
             Envelope::not_found(&name)
         }
     };
     print(&envelope.to_json().to_string());
-    if envelope.is_success() {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    }
+    ExitCode::success_if(envelope.is_success())
 }
 
-fn run_list(m: &ArgMatches) -> Exit {
+fn run_list(m: &ArgMatches) -> ExitCode {
     let (sources, given) = sources(m, "dir");
     let (registry, _) = discover_and_report(&sources, &given);
     match m.get_one::<String>("NAME") {
         Some(name) => match registry.find(name) {
             Some(tool) => {
                 print_json_pretty(&tool.schema.as_json());
-                Exit::Ok
+                ExitCode::Success
             }
             None => {
                 unknown(&registry, name);
-                Exit::Failed
+                ExitCode::Failure
             }
         },
         None => {
             print(&listing(&registry));
-            Exit::Ok
+            ExitCode::Success
         }
     }
 }
@@ -321,11 +297,7 @@ fn listing(registry: &Registry) -> String {
 }
 
 fn unknown(registry: &Registry, name: &str) {
-    let hint = match registry.suggest(name) {
-        Some(close) => format!(" (did you mean {close}?)"),
-        None => String::new(),
-    };
-    eprintln!("{BIN_NAME}: unknown tool '{name}'{hint}; `{BIN_NAME} {LIST}` shows the tools");
+    print_error(unknown_tool(name, registry.tools().iter().map(|t| t.name())));
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -339,12 +311,6 @@ fn plural(n: usize, what: &str) -> String {
 fn print_json_pretty(value: &Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
     print(&format!("{text}\n"));
-}
-
-/// Writes to stdout; a reader that went away is not an error of ours.
-fn print(text: &str) {
-    let mut out = io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 #[cfg(test)]
