@@ -8,7 +8,10 @@ use common::*;
 use serde_json::json;
 use std::process::{Command, Stdio};
 
-const LINKS: [&str; 6] = ["bash", "file-read", "file-write", "file-edit", "glob", "grep"];
+/// The links the tools are installed as (`file-read`).
+fn links() -> impl Iterator<Item = &'static str> {
+    ikigai_tools::tools::TOOLS.iter().map(|t| t.command)
+}
 
 /// The ikigai dialect answers bad input with the envelope, exit 0, and the
 /// same message as one line on stderr.
@@ -21,7 +24,7 @@ fn assert_bad_input(ran: &Ran, code: &str, message: &str) {
 #[test]
 fn empty_stdin_is_invalid_json() {
     let env = Env::new();
-    for link in LINKS {
+    for link in links() {
         for input in ["", "  \n"] {
             let ran = env.run(link, input);
             assert_bad_input(

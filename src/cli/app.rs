@@ -13,6 +13,9 @@ pub const SCHEMA: &str = "schema";
 pub const DESCRIBE: &str = "describe";
 pub const ARGS: &str = "ARGS";
 
+/// The argument id of `ikigai-tools --list`.
+pub const LIST: &str = "list";
+
 fn tool_command(tool: &'static Tool) -> Command {
     Command::new(tool.command)
         .aliases(tool.aliases())
@@ -54,6 +57,14 @@ pub fn suite_command() -> Command {
              Tools: {}",
             tools::names()
         ))
+        .arg(
+            Arg::new(LIST)
+                .long("list")
+                .action(ArgAction::SetTrue)
+                .exclusive(true)
+                .help("Print the tools' command names, one per line (the links install.sh makes)"),
+        )
+        .args_conflicts_with_subcommands(true)
         .subcommands(tool_commands())
         .subcommands(host::commands())
 }

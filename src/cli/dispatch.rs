@@ -6,7 +6,7 @@ use std::os::unix::ffi::OsStringExt;
 use clap::error::ErrorKind;
 use clap::ArgMatches;
 
-use super::app::{self, ARGS, DESCRIBE, SCHEMA};
+use super::app::{self, ARGS, DESCRIBE, LIST, SCHEMA};
 use super::report::{echo, print, print_error, unknown_tool};
 use super::{host, ExitCode, BIN_NAME};
 use crate::protocol::{self, Args, Dialect};
@@ -31,6 +31,7 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     match sub.subcommand() {
         Some((name, m)) if host::is_host_command(name) => host::run(name, m),
         Some((name, m)) => run_tool(name, m),
+        None if sub.get_flag(LIST) => print_list(),
         None => {
             // `ikigai-tools` alone: usage on stdout, as --help.
             let _ = app::suite_command().print_help();
@@ -74,6 +75,13 @@ fn schema_request(argv: &[OsString]) -> Option<&'static Tool> {
 
 fn print_schema(tool: &Tool) -> ExitCode {
     print(tool.schema);
+    ExitCode::Success
+}
+
+/// `ikigai-tools --list`: the command names, as install.sh lays out links.
+fn print_list() -> ExitCode {
+    let names: String = tools::TOOLS.iter().map(|t| format!("{}\n", t.command)).collect();
+    print(&names);
     ExitCode::Success
 }
 
