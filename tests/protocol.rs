@@ -136,6 +136,30 @@ fn null_is_absent_extra_keys_are_ignored_integral_floats_count() {
 }
 
 #[test]
+fn an_unknown_key_holding_a_number_out_of_range_is_ignored() {
+    // serde_json cannot hold 1e400; the whole call was INVALID_JSON.
+    let env = Env::new();
+    env.write("f.txt", "one\n");
+    let input = r#"{"command":"echo hi","x":1e400,"y":[-1e999,{"z":1e400}]}"#;
+    let ran = env.run("bash", input);
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
+    assert_eq!(ran.json(), json!({"output": "hi", "exit_code": 0}));
+    let ran = env.run_arg("bash", input);
+    assert_eq!((ran.code, ran.json()), (Some(0), json!({"output": "hi", "exit_code": 0})));
+    // Read by the tool, such a number is a bad argument, named.
+    assert_bad_input(
+        &env.run("file-read", r#"{"file_path":"f.txt","offset":1e400}"#),
+        "INVALID_ARG",
+        "parameter offset must be an integer: number out of range",
+    );
+    assert_bad_input(
+        &env.run("bash", r#"{"command":1e400}"#),
+        "INVALID_ARG",
+        "parameter command must be a string",
+    );
+}
+
+#[test]
 fn empty_and_nul_paths_are_invalid_arguments() {
     let env = Env::new();
     assert_bad_input(
