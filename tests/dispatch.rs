@@ -159,3 +159,27 @@ fn list_prints_the_command_names_one_per_line() {
     let ran = env.cmd("ikigai-tools").arg("--list").arg("grep").run();
     assert_eq!((ran.code, ran.stdout.len()), (Some(2), 0));
 }
+
+#[test]
+fn a_timeout_too_large_negative_or_not_a_number_is_a_one_line_usage_error() {
+    // 1.8e19 seconds overflowed the deadline: a panic, exit 101.
+    let env = Env::new();
+    for command in ["call", "check"] {
+        for value in ["1.8e19", "1e300", "-1", "0", "NaN", "inf", "-inf", "soon"] {
+            let mut call = env.cmd("ikigai-tools").arg(command).arg("--timeout").arg(value);
+            if command == "call" {
+                call = call.arg("bash").arg("{}");
+            }
+            let ran = call.run();
+            assert_eq!(ran.code, Some(2), "{command} --timeout {value}: {}", ran.stderr);
+            assert_eq!(ran.stdout_text(), "");
+            assert_eq!(
+                ran.stderr,
+                format!(
+                    "ikigai-tools {command}: --timeout takes a number of seconds more than 0 \
+                     and at most 31536000, not '{value}'\n"
+                )
+            );
+        }
+    }
+}

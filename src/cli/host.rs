@@ -23,6 +23,10 @@ const CHECK: &str = "check";
 const CALL: &str = "call";
 const LIST: &str = "list";
 
+/// The longest `--timeout` taken: a year. Far beyond any call, and far from
+/// where a deadline stops being a time the clock can hold.
+const MAX_TIMEOUT_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
 /// Whether `name` is one of the host subcommands.
 pub fn is_host_command(name: &str) -> bool {
     [CATALOG, CHECK, CALL, LIST].contains(&name)
@@ -61,7 +65,9 @@ fn dir_option() -> Arg {
 }
 
 fn timeout_arg(help: &'static str) -> Arg {
-    Arg::new("timeout").long("timeout").value_name("SECS").value_parser(parse_timeout).help(help)
+    // Checked after clap (see `timeout`), so that a bad value is one line;
+    // `-1` and `-inf` are values, to be told about, not flags.
+    Arg::new("timeout").long("timeout").value_name("SECS").allow_hyphen_values(true).help(help)
 }
 
 fn catalog_command() -> Command {
@@ -138,12 +144,29 @@ fn list_command() -> Command {
         .arg(Arg::new("NAME").help("The tool whose whole schema to print"))
 }
 
-fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text.trim().parse().map_err(|_| format!("not a number of seconds: {text}"))?;
-    if secs.is_nan() || secs <= 0.0 {
-        return Err(format!("the time limit must be more than 0 seconds, not {text}"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("not a usable time limit: {e}"))
+/// The `--timeout` of `command`, [`CALL_TIMEOUT`] without one; a value
+/// that is not a usable time limit is told on stderr.
+fn timeout(m: &ArgMatches, command: &str) -> Result<Duration, ExitCode> {
+    let Some(text) = m.get_one::<String>("timeout") else {
+        return Ok(CALL_TIMEOUT);
+    };
+    parse_timeout(text).ok_or_else(|| {
+        print_command_error(
+            command,
+            format!(
+                "--timeout takes a number of seconds more than 0 and at most {MAX_TIMEOUT_SECS}, \
+                 not '{text}'"
+            ),
+        );
+        ExitCode::UsageError
+    })
+}
+
+/// A number of seconds more than 0 and at most [`MAX_TIMEOUT_SECS`]
+/// (which also rules out NaN and the infinities).
+fn parse_timeout(text: &str) -> Option<Duration> {
+    let secs: f64 = text.trim().parse().ok()?;
+    (secs > 0.0 && secs <= MAX_TIMEOUT_SECS).then(|| Duration::from_secs_f64(secs))
 }
 
 /// The tool sources a command names: `--default-dirs` first, then the
@@ -195,7 +218,10 @@ fn run_catalog(m: &ArgMatches) -> ExitCode {
 }
 
 fn run_check(m: &ArgMatches) -> ExitCode {
-    let timeout = m.get_one::<Duration>("timeout").copied().unwrap_or(CALL_TIMEOUT);
+    let timeout = match timeout(m, CHECK) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("PATH").into_iter().flatten().cloned().collect();
     let targets = if paths.is_empty() {
@@ -216,7 +242,10 @@ fn run_check(m: &ArgMatches) -> ExitCode {
 }
 
 fn run_call(m: &ArgMatches) -> ExitCode {
-    let timeout = m.get_one::<Duration>("timeout").copied().unwrap_or(CALL_TIMEOUT);
+    let timeout = match timeout(m, CALL) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
     let name = m.get_one::<String>("NAME").cloned().unwrap_or_default();
     let args = match m.get_one::<String>("ARGS") {
         Some(text) => text.clone().into_bytes(),
@@ -319,13 +348,12 @@ mod tests {
 
     #[test]
     fn timeouts_parse() {
-        assert_eq!(parse_timeout("1"), Ok(Duration::from_secs(1)));
-        assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));
-        assert!(parse_timeout("0").is_err());
-        assert!(parse_timeout("-1").is_err());
-        assert!(parse_timeout("NaN").is_err());
-        assert!(parse_timeout("1e300").is_err());
-        assert!(parse_timeout("soon").is_err());
+        assert_eq!(parse_timeout("1"), Some(Duration::from_secs(1)));
+        assert_eq!(parse_timeout("0.25"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_timeout("31536000"), Some(Duration::from_secs(31_536_000)));
+        for bad in ["0", "-1", "-0", "NaN", "inf", "-inf", "1e300", "1.8e19", "31536001", "soon"] {
+            assert_eq!(parse_timeout(bad), None, "{bad}");
+        }
     }
 
     #[test]
