@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
 use serde_json::Value;
 
 use super::report::{print, print_command_error, print_error, unknown_tool};
@@ -39,6 +40,9 @@ pub fn commands() -> Vec<Command> {
 
 /// Runs the host subcommand `name`.
 pub fn run(name: &str, m: &ArgMatches) -> ExitCode {
+    // Discovery runs a process per tool; let it have every descriptor the
+    // system allows.
+    raise_open_files_limit();
     match name {
         CATALOG => run_catalog(m),
         CHECK => run_check(m),
@@ -167,6 +171,16 @@ fn timeout(m: &ArgMatches, command: &str) -> Result<Duration, ExitCode> {
 fn parse_timeout(text: &str) -> Option<Duration> {
     let secs: f64 = text.trim().parse().ok()?;
     (secs > 0.0 && secs <= MAX_TIMEOUT_SECS).then(|| Duration::from_secs_f64(secs))
+}
+
+/// Lifts the soft limit on open files to the hard one (each tool run holds
+/// its pipes open). Not fatal if it cannot: discovery runs fewer at once.
+fn raise_open_files_limit() {
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
 }
 
 /// The tool sources a command names: `--default-dirs` first, then the

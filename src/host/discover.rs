@@ -15,6 +15,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nix::sys::resource::{getrlimit, Resource};
+
 use super::process::{self, Input, Job, Status};
 use super::registry::{Origin, Registry, Tool};
 use super::validate::{self, Violation};
@@ -136,7 +138,7 @@ pub fn discover(sources: &[Source]) -> Discovery {
     }
     let jobs =
         files.iter().map(|(_, path)| schema_job(path.clone(), Vec::new(), Input::Null)).collect();
-    let mut answers = files.into_iter().zip(process::run_all(jobs)).peekable();
+    let mut answers = files.into_iter().zip(run_within_descriptors(jobs)).peekable();
 
     for (index, source) in sources.iter().enumerate() {
         let mut batch: Vec<(Origin, Result<validate::Schema, Rejection>)> = Vec::new();
@@ -157,6 +159,32 @@ pub fn discover(sources: &[Source]) -> Discovery {
         add_batch(&mut found, batch);
     }
     found
+}
+
+/// Runs the `--schema` jobs all at once when the limit on open files
+/// allows it, else in batches of as many as it does: a directory of 1,000
+/// tools under `ulimit -n 1024` would otherwise run out of descriptors
+/// halfway and reject the rest as not started.
+fn run_within_descriptors(jobs: Vec<Job>) -> Vec<process::Finished> {
+    let at_once = runs_at_once();
+    let mut finished = Vec::with_capacity(jobs.len());
+    let mut jobs = jobs.into_iter().peekable();
+    while jobs.peek().is_some() {
+        finished.extend(process::run_all(jobs.by_ref().take(at_once).collect()));
+    }
+    finished
+}
+
+/// How many runs fit in the descriptors left: the soft limit on open files
+/// less those open now and a reserve (a spawn opens a few more for a
+/// moment), at three a run (stdin, stdout and stderr pipes). At least one.
+fn runs_at_once() -> usize {
+    const PER_RUN: u64 = 3;
+    const RESERVE: u64 = 16;
+    let limit = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    let open = fs::read_dir("/proc/self/fd").map_or(RESERVE, |d| d.count() as u64);
+    let runs = limit.saturating_sub(open + RESERVE) / PER_RUN;
+    usize::try_from(runs).unwrap_or(usize::MAX).max(1)
 }
 
 /// Registers one source's tools: duplicates within it are rejected, names
