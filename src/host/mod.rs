@@ -3,12 +3,12 @@
 //! subcommands are its front end, in `src/cli/host.rs`). It prints
 //! nothing: it returns values and typed errors.
 //!
-//! - [`discover`]: scan directories the way ikigai does (every executable
+//! - [`discover`](mod@discover): scan directories the way ikigai does (every executable
 //!   regular file, hidden files skipped, all `--schema` calls in parallel,
 //!   each killed after [`SCHEMA_TIMEOUT`]), validate each answer against the
 //!   six rules of seed 002 ([`validate()`]) and build a [`Registry`]; a later
 //!   source overrides an earlier one by schema name.
-//! - [`translate`]: the registry as the `tools` array of a provider's
+//! - [`translate`](mod@translate): the registry as the `tools` array of a provider's
 //!   request ([`Provider`]: ikigai, openai, anthropic, google).
 //! - [`call()`]: run one tool as a host does (arguments on stdin, stdout and
 //!   stderr captured, a time limit after which the tool's whole process group
