@@ -4,16 +4,14 @@
 # Run with --help for the options. Idempotent: running it twice changes nothing.
 set -eu
 
-TOOLS="bash file-read file-write file-edit glob grep"
-SHELLCLAW_TOOLS="bash file_read file_write file_edit glob grep"
-
 usage() {
     cat <<'USAGE'
 Usage: ./install.sh [OPTIONS]
 
 Builds ikigai-tools in release mode (cargo) and installs
   PREFIX/bin/ikigai-tools
-  PREFIX/libexec/ikigai/{bash,file-read,file-write,file-edit,glob,grep}  (relative symlinks)
+  PREFIX/libexec/ikigai/<tool>  (relative symlinks, one per tool: bash, file-read, ...;
+                                 the binary's `ikigai-tools --list` names them)
 
 Options:
   --prefix DIR       where to install (default: $PREFIX, else $HOME/.local)
@@ -69,13 +67,15 @@ target="$bindir/ikigai-tools"
 
 say() { printf '%s\n' "$*"; }
 
-# Removes a symlink only if it is one of ours (it points at an ikigai-tools
+# What a link to $target says, made in the directory of LINK.
+link_text() { realpath -m --relative-to="$(dirname "$1")" "$target"; }
+
+# Removes a symlink only if it is one of ours (it points at this install's
 # binary), so that an uninstall never deletes somebody else's tool.
 remove_our_link() {
-    if [ -L "$1" ]; then
-        case "$(readlink "$1")" in
-            *ikigai-tools) rm -f "$1"; say "removed $1" ;;
-        esac
+    if [ -L "$1" ] && [ "$(readlink "$1")" = "$(link_text "$1")" ]; then
+        rm -f "$1"
+        say "removed $1"
     fi
 }
 
@@ -86,7 +86,7 @@ make_link() {
         echo "install.sh: $link exists and is not a symlink; leaving it alone" >&2
         return 1
     fi
-    rel="$(realpath -m --relative-to="$(dirname "$link")" "$target")"
+    rel="$(link_text "$link")"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$rel" ]; then
         say "unchanged $link -> $rel"
         return 0
@@ -96,13 +96,8 @@ make_link() {
 }
 
 if [ "$uninstall" -eq 1 ]; then
-    for t in $TOOLS; do
-        remove_our_link "$libexec/$t"
-        remove_our_link "$libexec/$t-tool"
-    done
-    if [ -n "$shellclaw" ]; then
-        for t in $SHELLCLAW_TOOLS; do remove_our_link "$shellclaw/$t"; done
-    fi
+    # Every link to the binary, whatever tools the installed version had.
+    for link in "$libexec"/* ${shellclaw:+"$shellclaw"/*}; do remove_our_link "$link"; done
     if [ -f "$target" ]; then rm -f "$target"; say "removed $target"; fi
     rmdir "$libexec" 2>/dev/null && say "removed $libexec" || true
     say "ikigai-tools uninstalled from $root"
@@ -135,6 +130,10 @@ if [ -z "$binary" ]; then
     fi
 fi
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
+# The tools' command names (file-read), from the binary itself; shellclaw
+# finds a tool by its schema name (file_read).
+tools="$("$binary" --list)" || { echo "install.sh: $binary --list failed" >&2; exit 1; }
+shellclaw_tools="$(printf '%s\n' "$tools" | tr - _)"
 
 mkdir -p "$bindir" "$libexec"
 if [ -f "$target" ] && cmp -s "$binary" "$target"; then
@@ -149,14 +148,14 @@ else
 fi
 
 status=0
-for t in $TOOLS; do
+for t in $tools; do
     # One naming style at a time: drop our links of the other style.
     if [ -n "$suffix" ]; then remove_our_link "$libexec/$t"; else remove_our_link "$libexec/$t-tool"; fi
     make_link "$libexec/$t$suffix" || status=1
 done
 if [ -n "$shellclaw" ]; then
     mkdir -p "$shellclaw"
-    for t in $SHELLCLAW_TOOLS; do make_link "$shellclaw/$t" || status=1; done
+    for t in $shellclaw_tools; do make_link "$shellclaw/$t" || status=1; done
 fi
 
 say "done; try: echo '{\"command\":\"echo hello\"}' | $libexec/bash$suffix"

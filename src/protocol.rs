@@ -6,9 +6,15 @@
 //!   error envelope (bad input is echoed on stderr as one line);
 //! - shellclaw: arguments in `$1`, stdin untouched, exit 1 and the message
 //!   on stderr when the answer is an error envelope.
+//!
+//! This module reads the arguments and writes the answer; what is left to
+//! tell (the line for stderr, whether the exit status says failure) it
+//! returns as an [`Ending`] for the command line to act on.
 
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::ToolError;
@@ -34,6 +40,19 @@ pub enum Dialect {
 #[derive(Debug, Clone, Default)]
 pub struct Args {
     map: Map<String, Value>,
+    /// Parameters whose value holds a number beyond what an f64 can hold
+    /// (`1e400`): an error only if the tool reads them (CONTRACT §2: unknown
+    /// keys are ignored, whatever they hold).
+    out_of_range: BTreeMap<String, Held>,
+}
+
+/// What an unreadable parameter holds, for the message about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// The value is itself a number out of range.
+    Number,
+    /// An array or object with such a number inside.
+    Container,
 }
 
 impl Args {
@@ -45,35 +64,74 @@ impl Args {
                 "invalid JSON: empty input, expected an object of arguments".to_owned(),
             ));
         }
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            // serde_json's message ends with " at line L column C"; put the
-            // position first so that the message reads the same everywhere.
-            let text = e.to_string();
-            let detail = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
-            ToolError::InvalidJson(format!(
-                "invalid JSON at line {} column {}: {}",
-                e.line(),
-                e.column(),
-                detail
-            ))
-        })?;
-        match value {
-            Value::Object(map) => Ok(Args { map }),
-            other => Err(ToolError::InvalidJson(format!(
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(map)) => Ok(Args { map, out_of_range: BTreeMap::new() }),
+            Ok(other) => Err(ToolError::InvalidJson(format!(
                 "invalid JSON: expected an object of arguments, got {}",
                 json::kind_of(&other)
             ))),
+            Err(e) if is_number_out_of_range(&e) => Args::parse_by_key(bytes, &e),
+            Err(e) => Err(invalid_json(&e, Position::default())),
         }
+    }
+
+    /// The slow path, for the rare object holding a number serde cannot
+    /// hold: each top-level value is parsed on its own, so that such a
+    /// number makes only its own parameter unreadable. Errors of any other
+    /// kind are reported as the whole parse would have, at their place in
+    /// the whole text.
+    fn parse_by_key(bytes: &[u8], first: &serde_json::Error) -> Result<Args, ToolError> {
+        // Raw values are checked for syntax only: a number is not converted.
+        let raw: BTreeMap<String, &RawValue> = match serde_json::from_slice(bytes) {
+            Ok(raw) => raw,
+            Err(e) if e.classify() == serde_json::error::Category::Data => {
+                // Not an object at all: the number is as good a complaint
+                // as any (`[1e400]`).
+                return Err(invalid_json(first, Position::default()));
+            }
+            Err(e) => return Err(invalid_json(&e, Position::default())),
+        };
+        // In the order of the text, so that the first error is the one told.
+        let mut entries: Vec<(String, &RawValue)> = raw.into_iter().collect();
+        entries.sort_by_key(|(_, value)| value.get().as_ptr() as usize);
+        let mut args = Args::default();
+        for (key, value) in entries {
+            let text = value.get();
+            match serde_json::from_str::<Value>(text) {
+                Ok(value) => {
+                    args.map.insert(key, value);
+                }
+                Err(e) if is_number_out_of_range(&e) => {
+                    let held = if text.trim_start().starts_with(['[', '{']) {
+                        Held::Container
+                    } else {
+                        Held::Number
+                    };
+                    args.out_of_range.insert(key, held);
+                }
+                Err(e) => {
+                    // The raw value borrows from `bytes`: its place in them.
+                    let offset = (text.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
+                    let before = bytes.get(..offset).unwrap_or_default();
+                    return Err(invalid_json(&e, Position::of(before)));
+                }
+            }
+        }
+        Ok(args)
     }
 
     /// Builds arguments from a map (for callers inside the crate and tests).
     pub fn from_map(map: Map<String, Value>) -> Args {
-        Args { map }
+        Args { map, out_of_range: BTreeMap::new() }
     }
 
-    /// The value of a parameter; `null` counts as absent.
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.map.get(name).filter(|v| !v.is_null())
+    /// The value of a parameter; `null` counts as absent. `Err` when it
+    /// holds a number out of range, telling what that number is.
+    fn get(&self, name: &str) -> Result<Option<&Value>, Held> {
+        match self.out_of_range.get(name) {
+            Some(held) => Err(*held),
+            None => Ok(self.map.get(name).filter(|v| !v.is_null())),
+        }
     }
 
     pub fn required_str(&self, name: &str) -> Result<&str, ToolError> {
@@ -82,9 +140,9 @@ impl Args {
 
     pub fn optional_str(&self, name: &str) -> Result<Option<&str>, ToolError> {
         match self.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(wrong_type(name, "a string")),
+            Ok(None) => Ok(None),
+            Ok(Some(Value::String(s))) => Ok(Some(s)),
+            Ok(Some(_)) | Err(_) => Err(wrong_type(name, "a string")),
         }
     }
 
@@ -112,8 +170,15 @@ impl Args {
     /// Values beyond the range of i64 are clamped: as an offset or a limit
     /// they mean "past anything a file can hold" either way.
     pub fn optional_int(&self, name: &str) -> Result<Option<i64>, ToolError> {
-        let Some(value) = self.get(name) else {
-            return Ok(None);
+        let value = match self.get(name) {
+            Ok(None) => return Ok(None),
+            Ok(Some(value)) => value,
+            Err(Held::Number) => {
+                return Err(ToolError::InvalidArg(format!(
+                    "parameter {name} must be an integer: number out of range"
+                )))
+            }
+            Err(Held::Container) => return Err(wrong_type(name, "an integer")),
         };
         let Value::Number(n) = value else {
             return Err(wrong_type(name, "an integer"));
@@ -135,9 +200,9 @@ impl Args {
 
     pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
         match self.get(name) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(wrong_type(name, "a boolean")),
+            Ok(None) => Ok(None),
+            Ok(Some(Value::Bool(b))) => Ok(Some(*b)),
+            Ok(Some(_)) | Err(_) => Err(wrong_type(name, "a boolean")),
         }
     }
 }
@@ -150,6 +215,45 @@ fn check_path(name: &str, path: &str) -> Result<(), ToolError> {
         return Err(ToolError::InvalidArg(format!("parameter {name} must not contain NUL bytes")));
     }
     Ok(())
+}
+
+/// Whether serde_json gave up on a number it cannot hold as an f64
+/// (`1e400`); its error type does not expose the code, only the text.
+fn is_number_out_of_range(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("number out of range")
+}
+
+/// Where a piece of the argument text starts: the line, and the column
+/// before its first byte (both as serde_json counts them).
+#[derive(Debug, Clone, Copy, Default)]
+struct Position {
+    /// Lines before the piece's.
+    lines: usize,
+    /// Bytes before the piece on its line.
+    columns: usize,
+}
+
+impl Position {
+    fn of(before: &[u8]) -> Position {
+        let lines = memchr::memchr_iter(b'\n', before).count();
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        Position { lines, columns: before.len() - line_start }
+    }
+}
+
+/// The INVALID_JSON error for a serde_json error met `at` a piece of the
+/// text. serde_json's message ends with " at line L column C"; the position
+/// goes first so that the message reads the same everywhere.
+fn invalid_json(e: &serde_json::Error, at: Position) -> ToolError {
+    let text = e.to_string();
+    let detail = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
+    let column = if e.line() == 1 { at.columns + e.column() } else { e.column() };
+    ToolError::InvalidJson(format!(
+        "invalid JSON at line {} column {}: {}",
+        at.lines + e.line(),
+        column,
+        detail
+    ))
 }
 
 fn missing(name: &str) -> ToolError {
@@ -170,9 +274,21 @@ pub fn read_stdin() -> Result<Vec<u8>, ToolError> {
     Ok(buf)
 }
 
-/// Writes the answer (or the error envelope) to stdout, echoes errors on
-/// stderr where the dialect wants it, and returns the process exit code.
-pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
+/// What is left to tell once the answer is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The error message, for stderr as one line: bad input in both
+    /// dialects (a human watching the host sees it), any error in
+    /// shellclaw's.
+    pub echo: Option<String>,
+    /// Whether the exit status must say the call failed: an error envelope
+    /// in the shellclaw dialect.
+    pub failed: bool,
+}
+
+/// Writes the answer (or the error envelope) to stdout and says what the
+/// dialect wants told besides.
+pub fn finish(outcome: &Outcome, dialect: Dialect) -> Ending {
     let mut out = io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout());
     let written = match outcome {
         Ok(fields) => json::write_object(&mut out, fields),
@@ -188,16 +304,11 @@ pub fn finish(outcome: &Outcome, dialect: Dialect) -> u8 {
     // that is not an error of ours.
     let _ = written.and_then(|()| out.flush());
     match outcome {
-        Ok(_) => 0,
+        Ok(_) => Ending { echo: None, failed: false },
         Err(err) => {
-            let echo = err.is_bad_input() || dialect == Dialect::Shellclaw;
-            if echo {
-                let _ = writeln!(io::stderr(), "{}", one_line(&err.to_string()));
-            }
-            match dialect {
-                Dialect::Ikigai => 0,
-                Dialect::Shellclaw => 1,
-            }
+            let shellclaw = dialect == Dialect::Shellclaw;
+            let echo = (err.is_bad_input() || shellclaw).then(|| err.to_string());
+            Ending { echo, failed: shellclaw }
         }
     }
 }
@@ -247,6 +358,37 @@ mod tests {
         assert_eq!(a.optional_int("d").unwrap_err().to_string(), "parameter d must be an integer");
         assert_eq!(a.optional_int("e").unwrap_err().to_string(), "parameter e must be an integer");
         assert_eq!(a.optional_int("f"), Ok(None));
+    }
+
+    #[test]
+    fn numbers_out_of_range_matter_only_where_read() {
+        let a = args(r#"{"s":"x","n":1e400,"c":[1,{"d":-1e999}],"i":2}"#);
+        assert_eq!(a.required_str("s"), Ok("x"));
+        assert_eq!(a.optional_int("i"), Ok(Some(2)));
+        fn told<T: std::fmt::Debug>(r: Result<T, ToolError>) -> String {
+            r.unwrap_err().to_string()
+        }
+        assert_eq!(
+            told(a.optional_int("n")),
+            "parameter n must be an integer: number out of range"
+        );
+        assert_eq!(told(a.optional_int("c")), "parameter c must be an integer");
+        assert_eq!(told(a.optional_str("n")), "parameter n must be a string");
+        assert_eq!(told(a.optional_bool("c")), "parameter c must be a boolean");
+        // The last of two equal keys counts, as on the fast path.
+        assert_eq!(args(r#"{"n":1e400,"n":"ok"}"#).optional_str("n"), Ok(Some("ok")));
+        assert!(args(r#"{"n":"ok","n":1e400}"#).optional_str("n").is_err());
+    }
+
+    #[test]
+    fn other_errors_beside_a_number_out_of_range_are_told_where_they_are() {
+        assert_eq!(err("[1e400]"), "invalid JSON at line 1 column 6: number out of range");
+        assert_eq!(err("{\"n\":1e400} x"), "invalid JSON at line 1 column 13: trailing characters");
+        // Where the whole parse would have put it, had the number been small.
+        assert_eq!(
+            err("{\"n\":1e400,\n \"s\":\"\\ud800\"}"),
+            err("{\"n\":1.000,\n \"s\":\"\\ud800\"}")
+        );
     }
 
     #[test]

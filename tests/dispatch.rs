@@ -7,14 +7,10 @@ use common::*;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const TOOLS: [(&str, &str); 6] = [
-    ("bash", "bash"),
-    ("file_read", "file-read"),
-    ("file_write", "file-write"),
-    ("file_edit", "file-edit"),
-    ("glob", "glob"),
-    ("grep", "grep"),
-];
+/// Each tool's schema name and command name, from the binary's own table.
+fn tools() -> impl Iterator<Item = (&'static str, &'static str)> {
+    ikigai_tools::tools::TOOLS.iter().map(|t| (t.name, t.command))
+}
 
 fn schema_of(env: &Env, link: &str, flag: &str) -> String {
     let ran = env.cmd(link).arg(flag).run();
@@ -26,7 +22,7 @@ fn schema_of(env: &Env, link: &str, flag: &str) -> String {
 #[test]
 fn schemas_are_those_of_seed_000() {
     let env = Env::new();
-    for (name, command) in TOOLS {
+    for (name, command) in tools() {
         let text = schema_of(&env, command, "--schema");
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
             insta::assert_snapshot!(format!("schema_{name}"), text);
@@ -43,7 +39,7 @@ fn schemas_are_those_of_seed_000() {
 #[test]
 fn every_spelling_of_a_name_runs_its_tool() {
     let env = Env::new();
-    for (name, command) in TOOLS {
+    for (name, command) in tools() {
         let expected = schema_of(&env, command, "--schema");
         let spellings = [
             name.to_owned(),
@@ -100,8 +96,11 @@ fn suite_alone_prints_usage_listing_the_tools() {
         assert_eq!(ran.code, Some(0), "{args:?}");
         let text = ran.stdout_text();
         assert!(text.starts_with("The tools a language model uses"), "{args:?}: {text}");
-        assert!(text.contains("Usage: ikigai-tools [COMMAND]"), "{text}");
-        for (_, command) in TOOLS {
+        assert!(
+            text.contains("Usage: ikigai-tools [OPTIONS]\n       ikigai-tools <COMMAND>"),
+            "{text}"
+        );
+        for (_, command) in tools() {
             assert!(text.contains(&format!("\n  {command} ")), "{command} listed: {text}");
         }
     }
@@ -148,4 +147,39 @@ fn more_than_one_argument_is_a_usage_error() {
     assert_eq!(ran.code, Some(2));
     assert_eq!(ran.stdout_text(), "");
     assert!(ran.stderr.starts_with("error: unexpected argument '{}'"), "{}", ran.stderr);
+}
+
+#[test]
+fn list_prints_the_command_names_one_per_line() {
+    let env = Env::new();
+    let ran = env.cmd("ikigai-tools").arg("--list").run();
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
+    // The names install.sh links (CONTRACT §6).
+    assert_eq!(ran.stdout_text(), "bash\nfile-read\nfile-write\nfile-edit\nglob\ngrep\n");
+    let ran = env.cmd("ikigai-tools").arg("--list").arg("grep").run();
+    assert_eq!((ran.code, ran.stdout.len()), (Some(2), 0));
+}
+
+#[test]
+fn a_timeout_too_large_negative_or_not_a_number_is_a_one_line_usage_error() {
+    // 1.8e19 seconds overflowed the deadline: a panic, exit 101.
+    let env = Env::new();
+    for command in ["call", "check"] {
+        for value in ["1.8e19", "1e300", "-1", "0", "NaN", "inf", "-inf", "soon"] {
+            let mut call = env.cmd("ikigai-tools").arg(command).arg("--timeout").arg(value);
+            if command == "call" {
+                call = call.arg("bash").arg("{}");
+            }
+            let ran = call.run();
+            assert_eq!(ran.code, Some(2), "{command} --timeout {value}: {}", ran.stderr);
+            assert_eq!(ran.stdout_text(), "");
+            assert_eq!(
+                ran.stderr,
+                format!(
+                    "ikigai-tools {command}: --timeout takes a number of seconds more than 0 \
+                     and at most 31536000, not '{value}'\n"
+                )
+            );
+        }
+    }
 }

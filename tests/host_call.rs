@@ -339,7 +339,8 @@ fn an_unknown_name_is_tool_not_found_with_a_hint() {
     );
     assert_eq!(
         ran.stderr,
-        "ikigai-tools: unknown tool 'gerp' (did you mean grep?); `ikigai-tools list` shows the tools\n"
+        "ikigai-tools: unknown tool 'gerp' (did you mean grep?); the tools are: \
+         bash, file_edit, file_read, file_write, glob, grep\n"
     );
 }
 

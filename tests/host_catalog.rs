@@ -270,3 +270,40 @@ fn an_unknown_provider_is_a_usage_error() {
         ran.stderr
     );
 }
+
+#[test]
+fn a_thousand_tools_under_a_limit_of_256_open_files_are_all_accepted() {
+    // Each `--schema` run holds descriptors while it runs: all 1,000 at once
+    // ran out of them and rejected the rest as not started (124 of 1,000
+    // were accepted under `ulimit -n 256`, 508 under 1024).
+    let env = Env::new();
+    tool(
+        &env,
+        "bin/named-after-itself",
+        "#!/bin/sh\nprintf '{\"name\":\"%s\",\"description\":\"d\",\"parameters\":\
+         {\"type\":\"object\",\"properties\":{}}}\\n' \"${0##*/}\"\n",
+    );
+    env.mkdir("tools");
+    let expected: Vec<String> = (0..1000).map(|i| format!("t{i:04}")).collect();
+    for name in &expected {
+        std::os::unix::fs::symlink("../bin/named-after-itself", env.path(&format!("tools/{name}")))
+            .expect("symlink");
+    }
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 256 && exec \"$0\" catalog tools")
+        .arg(env.link("ikigai-tools"))
+        .current_dir(env.work())
+        .output()
+        .expect("run sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let rejected = stderr.lines().count();
+    assert_eq!(
+        (out.status.code(), rejected),
+        (Some(0), 0),
+        "{}",
+        stderr.lines().next().unwrap_or("")
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(names(&v), expected);
+}

@@ -83,19 +83,21 @@ fn any_spelling_of_a_builtin_name_is_found() {
 }
 
 #[test]
-fn an_unknown_name_suggests_list() {
+fn an_unknown_name_is_told_with_the_tools() {
     let env = Env::new();
     let ran = list(&env, &["nonesuch"]);
     assert_eq!(ran.code, Some(1));
     assert!(ran.stdout.is_empty());
     assert_eq!(
         ran.stderr,
-        "ikigai-tools: unknown tool 'nonesuch'; `ikigai-tools list` shows the tools\n"
+        "ikigai-tools: unknown tool 'nonesuch'; the tools are: \
+         bash, file_edit, file_read, file_write, glob, grep\n"
     );
     let ran = list(&env, &["glop"]);
     assert_eq!(
         ran.stderr,
-        "ikigai-tools: unknown tool 'glop' (did you mean glob?); `ikigai-tools list` shows the tools\n"
+        "ikigai-tools: unknown tool 'glop' (did you mean glob?); the tools are: \
+         bash, file_edit, file_read, file_write, glob, grep\n"
     );
 }
 

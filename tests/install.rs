@@ -10,7 +10,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const LINKS: [&str; 6] = ["bash", "file-read", "file-write", "file-edit", "glob", "grep"];
+/// The command names of the tools (`file-read`), from the binary's table.
+fn links() -> impl Iterator<Item = &'static str> {
+    ikigai_tools::tools::TOOLS.iter().map(|t| t.command)
+}
 
 fn install(args: &[&str], envs: &[(&str, &Path)]) -> (i32, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
@@ -44,7 +47,7 @@ fn relative_links(names: &[String], target: &str) -> Vec<(String, Option<PathBuf
 }
 
 fn plain_names() -> Vec<String> {
-    LINKS.iter().map(|s| s.to_string()).collect()
+    links().map(str::to_owned).collect()
 }
 
 #[test]
@@ -98,7 +101,7 @@ fn tool_suffix_names_replace_the_plain_ones() {
     install(&["--prefix", p.to_str().unwrap()], &[]);
     let (code, _) = install(&["--prefix", p.to_str().unwrap(), "--tool-suffix"], &[]);
     assert_eq!(code, 0);
-    let names: Vec<String> = LINKS.iter().map(|s| format!("{s}-tool")).collect();
+    let names: Vec<String> = links().map(|s| format!("{s}-tool")).collect();
     assert_eq!(
         listing(&p.join("libexec/ikigai")),
         relative_links(&names, "../../bin/ikigai-tools")
@@ -116,10 +119,7 @@ fn shellclaw_directory_gets_schema_names() {
     let (code, _) =
         install(&["--prefix", p.to_str().unwrap(), "--shellclaw", tools.to_str().unwrap()], &[]);
     assert_eq!(code, 0);
-    let names: Vec<String> = ["bash", "file_edit", "file_read", "file_write", "glob", "grep"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let names: Vec<String> = ikigai_tools::tools::TOOLS.iter().map(|t| t.name.to_owned()).collect();
     assert_eq!(listing(&tools), relative_links(&names, "../../p/bin/ikigai-tools"));
     let out = Command::new(tools.join("file_write")).arg("--describe").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"name\": \"file_write\""));
@@ -139,6 +139,25 @@ fn uninstall_removes_only_what_install_made() {
     assert!(!p.join("libexec/ikigai").exists());
     assert_eq!(listing(&p.join("bin")), vec![("other".to_string(), None)]);
     assert_eq!(listing(&sc), vec![("weather".to_string(), None)]);
+}
+
+#[test]
+fn uninstall_removes_every_link_to_the_binary_even_of_a_tool_it_no_longer_has() {
+    // An older version's tool, linked by the install that made it.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    let ps = p.to_str().unwrap();
+    install(&["--prefix", ps], &[]);
+    std::os::unix::fs::symlink("../../bin/ikigai-tools", p.join("libexec/ikigai/old-tool"))
+        .unwrap();
+    std::os::unix::fs::symlink("/elsewhere/bin/ikigai-tools", p.join("libexec/ikigai/theirs"))
+        .unwrap();
+    let (code, _) = install(&["--prefix", ps, "--uninstall"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        listing(&p.join("libexec/ikigai")),
+        vec![("theirs".to_string(), Some(PathBuf::from("/elsewhere/bin/ikigai-tools")))]
+    );
 }
 
 #[test]

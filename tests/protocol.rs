@@ -8,7 +8,10 @@ use common::*;
 use serde_json::json;
 use std::process::{Command, Stdio};
 
-const LINKS: [&str; 6] = ["bash", "file-read", "file-write", "file-edit", "glob", "grep"];
+/// The links the tools are installed as (`file-read`).
+fn links() -> impl Iterator<Item = &'static str> {
+    ikigai_tools::tools::TOOLS.iter().map(|t| t.command)
+}
 
 /// The ikigai dialect answers bad input with the envelope, exit 0, and the
 /// same message as one line on stderr.
@@ -21,7 +24,7 @@ fn assert_bad_input(ran: &Ran, code: &str, message: &str) {
 #[test]
 fn empty_stdin_is_invalid_json() {
     let env = Env::new();
-    for link in LINKS {
+    for link in links() {
         for input in ["", "  \n"] {
             let ran = env.run(link, input);
             assert_bad_input(
@@ -130,6 +133,30 @@ fn null_is_absent_extra_keys_are_ignored_integral_floats_count() {
     assert_eq!(v, json!({"output": "two\nthree\n"}));
     let v = env.call("glob", json!({"pattern": "*.txt", "path": null}));
     assert_eq!(v, json!({"output": "f.txt", "count": 1}));
+}
+
+#[test]
+fn an_unknown_key_holding_a_number_out_of_range_is_ignored() {
+    // serde_json cannot hold 1e400; the whole call was INVALID_JSON.
+    let env = Env::new();
+    env.write("f.txt", "one\n");
+    let input = r#"{"command":"echo hi","x":1e400,"y":[-1e999,{"z":1e400}]}"#;
+    let ran = env.run("bash", input);
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
+    assert_eq!(ran.json(), json!({"output": "hi", "exit_code": 0}));
+    let ran = env.run_arg("bash", input);
+    assert_eq!((ran.code, ran.json()), (Some(0), json!({"output": "hi", "exit_code": 0})));
+    // Read by the tool, such a number is a bad argument, named.
+    assert_bad_input(
+        &env.run("file-read", r#"{"file_path":"f.txt","offset":1e400}"#),
+        "INVALID_ARG",
+        "parameter offset must be an integer: number out of range",
+    );
+    assert_bad_input(
+        &env.run("bash", r#"{"command":1e400}"#),
+        "INVALID_ARG",
+        "parameter command must be a string",
+    );
 }
 
 #[test]

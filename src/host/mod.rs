@@ -1,13 +1,14 @@
 //! The host side: what ikigai (seed 003) does with tools, as a library a
-//! Rust host can use directly and as the `catalog`, `check`, `call` and
-//! `list` subcommands.
+//! Rust host can use directly (the `catalog`, `check`, `call` and `list`
+//! subcommands are its front end, in `src/cli/host.rs`). It prints
+//! nothing: it returns values and typed errors.
 //!
-//! - [`discover`]: scan directories the way ikigai does (every executable
+//! - [`discover`](mod@discover): scan directories the way ikigai does (every executable
 //!   regular file, hidden files skipped, all `--schema` calls in parallel,
 //!   each killed after [`SCHEMA_TIMEOUT`]), validate each answer against the
 //!   six rules of seed 002 ([`validate()`]) and build a [`Registry`]; a later
 //!   source overrides an earlier one by schema name.
-//! - [`translate`]: the registry as the `tools` array of a provider's
+//! - [`translate`](mod@translate): the registry as the `tools` array of a provider's
 //!   request ([`Provider`]: ikigai, openai, anthropic, google).
 //! - [`call()`]: run one tool as a host does (arguments on stdin, stdout and
 //!   stderr captured, a time limit after which the tool's whole process group
@@ -34,7 +35,6 @@
 
 pub mod call;
 pub mod check;
-pub mod commands;
 pub mod discover;
 pub mod registry;
 pub mod translate;
@@ -45,6 +45,6 @@ pub use check::{check, Report};
 pub use discover::{
     default_sources, discover, Discovery, Rejected, Rejection, Source, SCHEMA_TIMEOUT,
 };
-pub use registry::{Origin, Registry, Tool};
+pub use registry::{closest_name, Origin, Registry, Tool};
 pub use translate::{translate, Provider};
 pub use validate::{validate, Rule, Schema, Violation};

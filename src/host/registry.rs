@@ -129,13 +129,7 @@ impl Registry {
 
     /// A close name for a misspelled one, for "did you mean".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        let wanted = tools::normalize_name(name);
-        self.tools
-            .iter()
-            .map(|t| (edit_distance(&wanted, t.name()), t.name()))
-            .filter(|(d, n)| *d <= 2.max(n.len() / 4))
-            .min()
-            .map(|(_, n)| n)
+        closest_name(name, self.tools.iter().map(Tool::name))
     }
 
     pub fn tools(&self) -> &[Tool] {
@@ -151,20 +145,18 @@ impl Registry {
     }
 }
 
-/// Levenshtein distance, over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
-            diagonal = above;
-        }
-    }
-    row[b.len()]
+/// The name of `names` closest to `name` (read as a tool name, so
+/// `gerp-tool` is `gerp`), if it is close enough to be a likely misspelling:
+/// at most 2 edits, or a quarter of the name's length. Levenshtein distance
+/// from `strsim`, over characters.
+pub fn closest_name<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted = tools::normalize_name(name);
+    names
+        .into_iter()
+        .map(|n| (strsim::levenshtein(&wanted, n), n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 4))
+        .min()
+        .map(|(_, n)| n)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags};
-use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use nix::sys::resource::{getrlimit, Resource};
 use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::Pid;
 
@@ -100,11 +100,34 @@ pub struct Finished {
     pub stderr: Captured,
 }
 
-/// Runs every job at once and returns their ends in the same order.
+/// Runs every job and returns their ends in the same order: all at once
+/// when the limit on open files allows it, else in batches of as many as it
+/// does. A directory of 1,000 tools under `ulimit -n 1024` would otherwise
+/// run out of descriptors halfway and have the rest not started.
 pub fn run_all(jobs: Vec<Job>) -> Vec<Finished> {
-    if jobs.len() > 64 {
-        raise_fd_limit();
+    let at_once = runs_at_once();
+    let mut finished = Vec::with_capacity(jobs.len());
+    let mut jobs = jobs.into_iter().peekable();
+    while jobs.peek().is_some() {
+        finished.extend(run_at_once(jobs.by_ref().take(at_once).collect()));
     }
+    finished
+}
+
+/// How many runs fit in the descriptors left: the soft limit on open files
+/// less those open now and a reserve (a spawn opens a few more for a
+/// moment), at four a run (the stdin, stdout and stderr pipes and the
+/// guardian's line). At least one.
+fn runs_at_once() -> usize {
+    const PER_RUN: u64 = 4;
+    const RESERVE: u64 = 16;
+    let limit = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    let open = std::fs::read_dir("/proc/self/fd").map_or(RESERVE, |d| d.count() as u64);
+    let runs = limit.saturating_sub(open + RESERVE) / PER_RUN;
+    usize::try_from(runs).unwrap_or(usize::MAX).max(1)
+}
+
+fn run_at_once(jobs: Vec<Job>) -> Vec<Finished> {
     let mut running: Vec<Running> = jobs.into_iter().map(Running::start).collect();
     let mut buf = vec![0u8; pipes::CHUNK];
     loop {
@@ -473,16 +496,6 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
             (!revents.is_empty()).then_some((index, stream, revents))
         })
         .collect()
-}
-
-/// Lifts the soft limit on open files to the hard one, so that scanning a
-/// large directory does not run out of descriptors (four per tool).
-fn raise_fd_limit() {
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        if soft < hard {
-            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,37 +1,32 @@
 //! The host subcommands of `ikigai-tools`: `catalog`, `check`, `call` and
-//! `list`. Each parses its arguments, calls the library and prints; the
-//! behaviour lives in the modules beside this one.
+//! `list`. Each parses its arguments, calls the [`crate::host`] library and
+//! prints what it returned; the behaviour lives in the library.
 //!
-//! Exit codes: 0 all well, 1 a tool was rejected, failed a check or a call
-//! failed (or the name is unknown), 2 the command line is wrong.
+//! Exit codes: success when all is well; failure when a tool was rejected,
+//! failed a check, a call failed or the name is unknown; a usage error when
+//! the command line is wrong.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
+use nix::sys::resource::{getrlimit, setrlimit, Resource};
 use serde_json::Value;
 
-use super::call::{self, Envelope, CALL_TIMEOUT};
-use super::check;
-use super::discover::{self, Discovery, Source};
-use super::registry::Registry;
-use super::translate::{self, Provider};
-use crate::cli::BIN_NAME;
-
-/// How a host command ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Exit {
-    Ok = 0,
-    /// A tool was rejected, failed a check, or a call failed.
-    Failed = 1,
-    Usage = 2,
-}
+use super::report::{print, print_command_error, print_error, unknown_tool};
+use super::ExitCode;
+use crate::host::discover::{self, Discovery, Source};
+use crate::host::{call, check, translate, validate, Envelope, Provider, Registry, CALL_TIMEOUT};
 
 const CATALOG: &str = "catalog";
 const CHECK: &str = "check";
 const CALL: &str = "call";
 const LIST: &str = "list";
+
+/// The longest `--timeout` taken: a year. Far beyond any call, and far from
+/// where a deadline stops being a time the clock can hold.
+const MAX_TIMEOUT_SECS: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Whether `name` is one of the host subcommands.
 pub fn is_host_command(name: &str) -> bool {
@@ -43,16 +38,18 @@ pub fn commands() -> Vec<Command> {
     vec![catalog_command(), check_command(), call_command(), list_command()]
 }
 
-/// Runs the host subcommand `name`; returns the exit code.
-pub fn run(name: &str, m: &ArgMatches) -> u8 {
-    let exit = match name {
+/// Runs the host subcommand `name`.
+pub fn run(name: &str, m: &ArgMatches) -> ExitCode {
+    // Discovery runs a process per tool; let it have every descriptor the
+    // system allows.
+    raise_open_files_limit();
+    match name {
         CATALOG => run_catalog(m),
         CHECK => run_check(m),
         CALL => run_call(m),
         LIST => run_list(m),
-        _ => Exit::Usage,
-    };
-    exit as u8
+        _ => ExitCode::UsageError,
+    }
 }
 
 fn default_dirs_arg() -> Arg {
@@ -72,7 +69,9 @@ fn dir_option() -> Arg {
 }
 
 fn timeout_arg(help: &'static str) -> Arg {
-    Arg::new("timeout").long("timeout").value_name("SECS").value_parser(parse_timeout).help(help)
+    // Checked after clap (see `timeout`), so that a bad value is one line;
+    // `-1` and `-inf` are values, to be told about, not flags.
+    Arg::new("timeout").long("timeout").value_name("SECS").allow_hyphen_values(true).help(help)
 }
 
 fn catalog_command() -> Command {
@@ -89,8 +88,8 @@ fn catalog_command() -> Command {
             Arg::new("provider")
                 .long("provider")
                 .value_name("PROVIDER")
-                .value_parser(["ikigai", "openai", "anthropic", "google"])
-                .default_value("ikigai")
+                .value_parser(Provider::ALL.map(Provider::name))
+                .default_value(Provider::Ikigai.name())
                 .help("The request format"),
         )
         .arg(default_dirs_arg())
@@ -149,12 +148,39 @@ fn list_command() -> Command {
         .arg(Arg::new("NAME").help("The tool whose whole schema to print"))
 }
 
-fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text.trim().parse().map_err(|_| format!("not a number of seconds: {text}"))?;
-    if secs.is_nan() || secs <= 0.0 {
-        return Err(format!("the time limit must be more than 0 seconds, not {text}"));
+/// The `--timeout` of `command`, [`CALL_TIMEOUT`] without one; a value
+/// that is not a usable time limit is told on stderr.
+fn timeout(m: &ArgMatches, command: &str) -> Result<Duration, ExitCode> {
+    let Some(text) = m.get_one::<String>("timeout") else {
+        return Ok(CALL_TIMEOUT);
+    };
+    parse_timeout(text).ok_or_else(|| {
+        print_command_error(
+            command,
+            format!(
+                "--timeout takes a number of seconds more than 0 and at most {MAX_TIMEOUT_SECS}, \
+                 not '{text}'"
+            ),
+        );
+        ExitCode::UsageError
+    })
+}
+
+/// A number of seconds more than 0 and at most [`MAX_TIMEOUT_SECS`]
+/// (which also rules out NaN and the infinities).
+fn parse_timeout(text: &str) -> Option<Duration> {
+    let secs: f64 = text.trim().parse().ok()?;
+    (secs > 0.0 && secs <= MAX_TIMEOUT_SECS).then(|| Duration::from_secs_f64(secs))
+}
+
+/// Lifts the soft limit on open files to the hard one (each tool run holds
+/// its pipes open). Not fatal if it cannot: discovery runs fewer at once.
+fn raise_open_files_limit() {
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
     }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("not a usable time limit: {e}"))
 }
 
 /// The tool sources a command names: `--default-dirs` first, then the
@@ -179,39 +205,37 @@ fn sources(m: &ArgMatches, dirs_id: &str) -> (Vec<Source>, Vec<PathBuf>) {
 fn discover_and_report(sources: &[Source], given: &[PathBuf]) -> (Registry, bool) {
     let Discovery { registry, rejected, overridden, unreadable } = discover::discover(sources);
     let mut clean = rejected.is_empty();
-    let mut err = io::stderr().lock();
     for (dir, e) in &unreadable {
         if given.contains(dir) {
-            let _ = writeln!(err, "{BIN_NAME}: {}: cannot read the directory: {e}", dir.display());
+            print_error(format!("{}: cannot read the directory: {e}", dir.display()));
             clean = false;
         }
     }
     for r in &rejected {
-        let _ = writeln!(err, "{BIN_NAME}: {r}");
+        print_error(r);
     }
     for o in &overridden {
-        let _ = writeln!(err, "{BIN_NAME}: {o}");
+        print_error(o);
     }
     (registry, clean)
 }
 
-fn run_catalog(m: &ArgMatches) -> Exit {
+fn run_catalog(m: &ArgMatches) -> ExitCode {
     let provider = m
         .get_one::<String>("provider")
         .and_then(|p| p.parse::<Provider>().ok())
         .unwrap_or(Provider::Ikigai);
     let (sources, given) = sources(m, "DIR");
     let (registry, clean) = discover_and_report(&sources, &given);
-    print_json_pretty(&translate::translate(&registry, provider));
-    if clean {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    }
+    print_json_pretty(&translate(&registry, provider));
+    ExitCode::success_if(clean)
 }
 
-fn run_check(m: &ArgMatches) -> Exit {
-    let timeout = m.get_one::<Duration>("timeout").copied().unwrap_or(CALL_TIMEOUT);
+fn run_check(m: &ArgMatches) -> ExitCode {
+    let timeout = match timeout(m, CHECK) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("PATH").into_iter().flatten().cloned().collect();
     let targets = if paths.is_empty() {
@@ -219,7 +243,7 @@ fn run_check(m: &ArgMatches) -> Exit {
     } else {
         check::targets(&paths)
     };
-    let reports = check::check(targets, timeout);
+    let reports = check(targets, timeout);
     let failed = reports.iter().filter(|r| !r.passed()).count();
     let mut text: String = reports.iter().map(|r| format!("{r}\n")).collect();
     text.push_str(&format!(
@@ -228,23 +252,22 @@ fn run_check(m: &ArgMatches) -> Exit {
         reports.len() - failed
     ));
     print(&text);
-    if failed == 0 {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    }
+    ExitCode::success_if(failed == 0)
 }
 
-fn run_call(m: &ArgMatches) -> Exit {
-    let timeout = m.get_one::<Duration>("timeout").copied().unwrap_or(CALL_TIMEOUT);
+fn run_call(m: &ArgMatches) -> ExitCode {
+    let timeout = match timeout(m, CALL) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
     let name = m.get_one::<String>("NAME").cloned().unwrap_or_default();
     let args = match m.get_one::<String>("ARGS") {
         Some(text) => text.clone().into_bytes(),
         None => {
             let mut buf = Vec::new();
             if let Err(e) = io::stdin().lock().read_to_end(&mut buf) {
-                eprintln!("{BIN_NAME} {CALL}: cannot read the arguments from stdin: {e}");
-                return Exit::Usage;
+                print_command_error(CALL, format!("cannot read the arguments from stdin: {e}"));
+                return ExitCode::UsageError;
             }
             buf
         }
@@ -252,13 +275,13 @@ fn run_call(m: &ArgMatches) -> Exit {
     match serde_json::from_slice::<Value>(&args) {
         Ok(Value::Object(_)) => {}
         Ok(other) => {
-            let kind = super::validate::kind(&other);
-            eprintln!("{BIN_NAME} {CALL}: ARGS must be a JSON object, not {kind}");
-            return Exit::Usage;
+            let kind = validate::kind(&other);
+            print_command_error(CALL, format!("ARGS must be a JSON object, not {kind}"));
+            return ExitCode::UsageError;
         }
         Err(e) => {
-            eprintln!("{BIN_NAME} {CALL}: ARGS must be a JSON object: {e}");
-            return Exit::Usage;
+            print_command_error(CALL, format!("ARGS must be a JSON object: {e}"));
+            return ExitCode::UsageError;
         }
     }
     let (sources, given) = sources(m, "dir");
@@ -268,37 +291,33 @@ fn run_call(m: &ArgMatches) -> Exit {
         discover_and_report(&sources, &given).0
     };
     let envelope = match registry.find(&name) {
-        Some(tool) => call::call(tool, &args, timeout),
+        Some(tool) => call(tool, &args, timeout),
         None => {
             unknown(&registry, &name);
             Envelope::not_found(&name)
         }
     };
     print(&envelope.to_json().to_string());
-    if envelope.is_success() {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    }
+    ExitCode::success_if(envelope.is_success())
 }
 
-fn run_list(m: &ArgMatches) -> Exit {
+fn run_list(m: &ArgMatches) -> ExitCode {
     let (sources, given) = sources(m, "dir");
     let (registry, _) = discover_and_report(&sources, &given);
     match m.get_one::<String>("NAME") {
         Some(name) => match registry.find(name) {
             Some(tool) => {
                 print_json_pretty(&tool.schema.as_json());
-                Exit::Ok
+                ExitCode::Success
             }
             None => {
                 unknown(&registry, name);
-                Exit::Failed
+                ExitCode::Failure
             }
         },
         None => {
             print(&listing(&registry));
-            Exit::Ok
+            ExitCode::Success
         }
     }
 }
@@ -321,11 +340,7 @@ fn listing(registry: &Registry) -> String {
 }
 
 fn unknown(registry: &Registry, name: &str) {
-    let hint = match registry.suggest(name) {
-        Some(close) => format!(" (did you mean {close}?)"),
-        None => String::new(),
-    };
-    eprintln!("{BIN_NAME}: unknown tool '{name}'{hint}; `{BIN_NAME} {LIST}` shows the tools");
+    print_error(unknown_tool(name, registry.tools().iter().map(|t| t.name())));
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -341,25 +356,18 @@ fn print_json_pretty(value: &Value) {
     print(&format!("{text}\n"));
 }
 
-/// Writes to stdout; a reader that went away is not an error of ours.
-fn print(text: &str) {
-    let mut out = io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn timeouts_parse() {
-        assert_eq!(parse_timeout("1"), Ok(Duration::from_secs(1)));
-        assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));
-        assert!(parse_timeout("0").is_err());
-        assert!(parse_timeout("-1").is_err());
-        assert!(parse_timeout("NaN").is_err());
-        assert!(parse_timeout("1e300").is_err());
-        assert!(parse_timeout("soon").is_err());
+        assert_eq!(parse_timeout("1"), Some(Duration::from_secs(1)));
+        assert_eq!(parse_timeout("0.25"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_timeout("31536000"), Some(Duration::from_secs(31_536_000)));
+        for bad in ["0", "-1", "-0", "NaN", "inf", "-inf", "1e300", "1.8e19", "31536001", "soon"] {
+            assert_eq!(parse_timeout(bad), None, "{bad}");
+        }
     }
 
     #[test]

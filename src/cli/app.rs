@@ -1,0 +1,83 @@
+//! The clap command tree. clap's multicall mode picks the applet from the
+//! file name of `argv[0]` (clap drops the directory and the extension), or
+//! from the first argument when the binary runs as `ikigai-tools`: each tool
+//! is a subcommand at the top (for links) and under `ikigai-tools`.
+
+use clap::{Arg, ArgAction, Command};
+
+use super::{host, BIN_NAME};
+use crate::tools::{self, Tool};
+
+/// The argument ids of a tool's command.
+pub const SCHEMA: &str = "schema";
+pub const DESCRIBE: &str = "describe";
+pub const ARGS: &str = "ARGS";
+
+/// The argument id of `ikigai-tools --list`.
+pub const LIST: &str = "list";
+
+fn tool_command(tool: &'static Tool) -> Command {
+    Command::new(tool.command)
+        .aliases(tool.aliases())
+        .about(tool.description())
+        .arg(
+            Arg::new(SCHEMA)
+                .long("schema")
+                .action(ArgAction::SetTrue)
+                .help("Print the tool's JSON schema and exit (ikigai)"),
+        )
+        .arg(
+            Arg::new(DESCRIBE)
+                .long("describe")
+                .action(ArgAction::SetTrue)
+                .help("Print the tool's JSON schema and exit (shellclaw)"),
+        )
+        .arg(
+            Arg::new(ARGS)
+                .allow_hyphen_values(true)
+                // Raw bytes: an argument that is not UTF-8 is bad JSON, answered
+                // with the envelope, not a usage error.
+                .value_parser(clap::builder::OsStringValueParser::new())
+                .help("The JSON argument object (shellclaw); without it, read from stdin (ikigai)"),
+        )
+}
+
+fn tool_commands() -> impl Iterator<Item = Command> {
+    tools::TOOLS.iter().map(tool_command)
+}
+
+/// The `ikigai-tools` applet: the tools as subcommands, and the host side.
+pub fn suite_command() -> Command {
+    Command::new(BIN_NAME)
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("The tools a language model uses to act on a machine, as one binary")
+        .after_help(format!(
+            "Each tool also runs as a link named after it (libexec/ikigai/file-read), \
+             reading its JSON arguments from stdin (ikigai) or from $1 (shellclaw).\n\
+             Tools: {}",
+            tools::names()
+        ))
+        .arg(
+            Arg::new(LIST)
+                .long("list")
+                .action(ArgAction::SetTrue)
+                .exclusive(true)
+                .help("Print the tools' command names, one per line (the links install.sh makes)"),
+        )
+        .args_conflicts_with_subcommands(true)
+        .subcommands(tool_commands())
+        .subcommands(host::commands())
+}
+
+/// The whole command tree in multicall mode.
+pub fn command() -> Command {
+    Command::new(BIN_NAME).multicall(true).subcommand(suite_command()).subcommands(tool_commands())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        super::command().debug_assert();
+    }
+}

@@ -1,0 +1,134 @@
+//! One run of the binary: which applet it is, and running it.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use clap::error::ErrorKind;
+use clap::ArgMatches;
+
+use super::app::{self, ARGS, DESCRIBE, LIST, SCHEMA};
+use super::report::{echo, print, print_error, unknown_tool};
+use super::{host, ExitCode, BIN_NAME};
+use crate::protocol::{self, Args, Dialect};
+use crate::tools::{self, Tool};
+
+/// Runs one invocation and returns how it ends.
+pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let argv: Vec<OsString> = argv.into_iter().collect();
+    if let Some(tool) = schema_request(&argv) {
+        return print_schema(tool);
+    }
+    let matches = match app::command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => return clap_error(e, &argv),
+    };
+    let Some((applet, sub)) = matches.subcommand() else {
+        return unknown(&applet_name(&argv));
+    };
+    if applet != BIN_NAME {
+        return run_tool(applet, sub);
+    }
+    match sub.subcommand() {
+        Some((name, m)) if host::is_host_command(name) => host::run(name, m),
+        Some((name, m)) => run_tool(name, m),
+        None if sub.get_flag(LIST) => print_list(),
+        None => {
+            // `ikigai-tools` alone: usage on stdout, as --help.
+            let _ = app::suite_command().print_help();
+            ExitCode::Success
+        }
+    }
+}
+
+/// One call of a tool: arguments from `$1` (shellclaw) or stdin (ikigai),
+/// one JSON object out.
+fn run_tool(name: &str, m: &ArgMatches) -> ExitCode {
+    let Some(tool) = tools::find(name) else {
+        return unknown(name);
+    };
+    if m.get_flag(SCHEMA) || m.get_flag(DESCRIBE) {
+        return print_schema(tool);
+    }
+    let (raw, dialect) = match m.get_one::<OsString>(ARGS) {
+        Some(arg) => (Ok(arg.clone().into_vec()), Dialect::Shellclaw),
+        None => (protocol::read_stdin(), Dialect::Ikigai),
+    };
+    let outcome = raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| (tool.run)(&args));
+    let ending = protocol::finish(&outcome, dialect);
+    if let Some(message) = ending.echo {
+        echo(message);
+    }
+    ExitCode::success_if(!ending.failed)
+}
+
+/// `TOOL --schema` (or `--describe`) through a link: the call a host makes
+/// for every tool at every start, answered before clap builds its command
+/// tree, which would triple its cost. Anything else goes through clap.
+fn schema_request(argv: &[OsString]) -> Option<&'static Tool> {
+    match argv {
+        [_, flag] if flag == "--schema" || flag == "--describe" => {
+            tools::find(&applet_name(&argv[..1]))
+        }
+        _ => None,
+    }
+}
+
+fn print_schema(tool: &Tool) -> ExitCode {
+    print(tool.schema);
+    ExitCode::Success
+}
+
+/// `ikigai-tools --list`: the command names, as install.sh lays out links.
+fn print_list() -> ExitCode {
+    let names: String = tools::TOOLS.iter().map(|t| format!("{}\n", t.command)).collect();
+    print(&names);
+    ExitCode::Success
+}
+
+/// The applet name clap saw: the file stem of `argv[0]`, or the first
+/// argument when that is the suite itself.
+fn applet_name(argv: &[OsString]) -> String {
+    let stem = |s: &OsString| {
+        std::path::Path::new(s)
+            .file_stem()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let first = argv.first().map(stem).unwrap_or_default();
+    if first == BIN_NAME {
+        argv.get(1).map(|a| a.to_string_lossy().into_owned()).unwrap_or_default()
+    } else {
+        first
+    }
+}
+
+fn unknown(name: &str) -> ExitCode {
+    print_error(unknown_tool(name, tools::TOOLS.iter().map(|t| t.name)));
+    ExitCode::UsageError
+}
+
+fn clap_error(e: clap::Error, argv: &[OsString]) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::Success
+        }
+        ErrorKind::InvalidSubcommand => {
+            let name = applet_name(argv);
+            if name.starts_with('-') {
+                // `ikigai-tools --schema`: a flag where a tool belongs.
+                print_error(format!(
+                    "{name} needs a tool: {BIN_NAME} TOOL {name} (tools: {})",
+                    tools::names()
+                ));
+                ExitCode::UsageError
+            } else {
+                unknown(&name)
+            }
+        }
+        _ => {
+            let _ = e.print();
+            ExitCode::UsageError
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! What the binary itself prints. On stderr, each message as one line (as
+//! fd's `print_error`): `ikigai-tools: message` for the binary's own errors,
+//! and a tool's error message bare, as the call protocol echoes it (clap
+//! prints its own usage errors). On stdout, texts written whole (a tool's
+//! answer is written by [`crate::protocol`]).
+
+use std::fmt::Display;
+use std::io::{self, Write};
+
+use super::BIN_NAME;
+use crate::host::registry::closest_name;
+use crate::protocol::one_line;
+
+/// Writes a text to stdout; a reader that went away is not an error of ours.
+pub fn print(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// `ikigai-tools: message`.
+pub fn print_error(message: impl Display) {
+    write_line(&format!("{BIN_NAME}: {message}"));
+}
+
+/// `ikigai-tools COMMAND: message`, for an error of one host command.
+pub fn print_command_error(command: &str, message: impl Display) {
+    write_line(&format!("{BIN_NAME} {command}: {message}"));
+}
+
+/// A tool's error message as the call protocol echoes it: bare, so that a
+/// host showing stderr shows what the model was told.
+pub fn echo(message: impl Display) {
+    write_line(&message.to_string());
+}
+
+/// The message for a tool name that is not known, with the closest known
+/// name when one is close, and the known names.
+pub fn unknown_tool<'a>(name: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> String {
+    let hint = match closest_name(name, known.clone()) {
+        Some(close) => format!(" (did you mean {close}?)"),
+        None => String::new(),
+    };
+    let names: Vec<&str> = known.into_iter().collect();
+    if names.is_empty() {
+        format!("unknown tool '{name}'; there are no tools")
+    } else {
+        format!("unknown tool '{name}'{hint}; the tools are: {}", names.join(", "))
+    }
+}
+
+/// Writes one line; a stderr that cannot be written to is not worth a
+/// panic.
+fn write_line(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "{}", one_line(text));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_tool_is_told_with_a_close_name_and_the_names() {
+        let known = ["bash", "glob", "grep"];
+        assert_eq!(
+            unknown_tool("gerp", known),
+            "unknown tool 'gerp' (did you mean grep?); the tools are: bash, glob, grep"
+        );
+        assert_eq!(
+            unknown_tool("cat", known),
+            "unknown tool 'cat'; the tools are: bash, glob, grep"
+        );
+        assert_eq!(unknown_tool("cat", []), "unknown tool 'cat'; there are no tools");
+    }
+}
