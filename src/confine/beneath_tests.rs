@@ -197,7 +197,7 @@ fn links_that_stay_inside_work() {
         ["inside.txt", "leaf_in", "chain_in", "sub/up", "dir_in/deep.txt", "sub/../inside.txt"]
     {
         let mut got = String::new();
-        let mut file = roots.open_read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut file = roots.open_read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         file.read_to_string(&mut got).unwrap();
         assert_eq!(got, INSIDE, "{path}");
     }
@@ -310,13 +310,26 @@ fn the_walker_opens_links_inside_and_refuses_links_out() {
 /// A directory inside the root (`d`, holding `f`) and a link out of it
 /// (`swap` → the outside directory holding an `f` too) trade places in a
 /// tight loop while `d/f` is read: not one read may return the outside.
+/// The same read unconfined, in the same loop, does leak (counted).
 #[test]
 fn renaming_a_link_into_place_during_reads_never_leaks() {
+    race(500);
+}
+
+#[test]
+#[ignore = "long trial: 20000 reads of the rename race"]
+fn renaming_a_link_into_place_during_reads_never_leaks_long() {
+    race(20_000);
+}
+
+fn race(min_reads: usize) {
     let f = Fixture::new();
     fs::create_dir(f.root.join("d")).unwrap();
     fs::write(f.root.join("d/f"), INSIDE).unwrap();
     fs::write(f.t.join("outside/f"), SECRET).unwrap();
     symlink("../outside", f.root.join("swap")).unwrap();
+    let outside_dir = rustix::fs::stat(f.t.join("outside")).unwrap().st_ino;
+    let mut parents_outside = 0usize;
     let roots = f.roots();
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -331,14 +344,23 @@ fn renaming_a_link_into_place_during_reads_never_leaks() {
             }
         })
     };
-    let (mut inside, mut refused, mut other, mut leaks) = (0, 0, 0, 0);
-    let (mut plain_inside, mut plain_leaks) = (0, 0);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (mut inside, mut refused, mut other, mut leaks) = (0usize, 0usize, 0usize, 0usize);
+    let (mut plain_inside, mut plain_leaks) = (0usize, 0usize);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let mut reads = 0;
-    while reads < 1000
-        || (swaps.load(Ordering::Relaxed) < 1000 && std::time::Instant::now() < deadline)
+    // At least `min_reads` reads, and on until both states were met often: on a
+    // busy machine the two threads may take turns in whole time slices.
+    let exercised = |inside: usize, refused: usize, plain_leaks: usize| {
+        inside >= 100 && refused >= 100 && plain_leaks > 0
+    };
+    while reads < min_reads
+        || (!exercised(inside, refused, plain_leaks) && std::time::Instant::now() < deadline)
     {
         reads += 1;
+        // Give the swapper a turn even where both threads share one core.
+        if reads % 4 == 0 {
+            std::thread::yield_now();
+        }
         match roots.open_read("d/f") {
             Ok(mut file) => {
                 let mut got = String::new();
@@ -352,6 +374,12 @@ fn renaming_a_link_into_place_during_reads_never_leaks() {
             Err(e) if e.is_refusal() => refused += 1,
             Err(_) => other += 1,
         }
+        // The directory a write would go to: never the outside one.
+        if let Ok(parent) = roots.open_parent("d/f") {
+            if rustix::fs::fstat(&parent.dir).unwrap().st_ino == outside_dir {
+                parents_outside += 1;
+            }
+        }
         // The same read without confinement, to show the race is real.
         match fs::read_to_string(f.root.join("d/f")) {
             Ok(got) if got == SECRET => plain_leaks += 1,
@@ -363,10 +391,10 @@ fn renaming_a_link_into_place_during_reads_never_leaks() {
     swapper.join().unwrap();
     eprintln!(
         "race: {reads} reads, {} swaps; confined: {inside} inside, {refused} refused, \
-         {other} other errors, {leaks} leaks; unconfined: {plain_inside} inside, {plain_leaks} leaks",
+         {other} other errors, {leaks} leaks, {parents_outside} parents outside; unconfined: {plain_inside} inside, {plain_leaks} leaks",
         swaps.load(Ordering::Relaxed)
     );
     assert_eq!(leaks, 0, "a confined read returned the outside content");
-    assert!(inside > 0 && refused > 0, "the race was not exercised");
-    assert!(plain_leaks > 0, "the unconfined read never leaked: the race was not exercised");
+    assert_eq!(parents_outside, 0, "a write would have gone to the outside directory");
+    assert!(exercised(inside, refused, plain_leaks), "the race was not exercised");
 }

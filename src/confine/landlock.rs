@@ -66,6 +66,15 @@ pub struct Sandbox {
 impl Sandbox {
     /// Builds the ruleset for `roots`, with TCP open when `network`.
     pub fn prepare(roots: &Roots, network: bool) -> Result<Sandbox, ConfineError> {
+        Sandbox::prepare_with_tmp(roots, network, &temp_dir())
+    }
+
+    /// `prepare` with the temporary directory given.
+    pub fn prepare_with_tmp(
+        roots: &Roots,
+        network: bool,
+        tmp: &Path,
+    ) -> Result<Sandbox, ConfineError> {
         let abi = probe::require_landlock(network)?;
         let abi = ABI::from(abi.min(TESTED_ABI));
         let failed = |e: landlock::RulesetError| {
@@ -91,15 +100,11 @@ impl Sandbox {
                 .map_err(failed)?;
             writable.push(root.path().to_path_buf());
         }
-        let tmp = std::env::var_os("TMPDIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .unwrap_or_else(|| PathBuf::from("/tmp"));
         // A missing temporary directory or device is simply not granted.
-        if let Ok(fd) = open_path(&tmp) {
+        if let Ok(fd) = open_path(tmp) {
             created =
                 created.add_rule(PathBeneath::new(fd, AccessFs::from_all(abi))).map_err(failed)?;
-            writable.push(tmp);
+            writable.push(tmp.to_path_buf());
         }
         for device in DEVICES {
             if let Ok(fd) = open_path(Path::new(device)) {
@@ -135,6 +140,14 @@ impl Sandbox {
             Err(_) => Err(io::Error::last_os_error()),
         }
     }
+}
+
+/// `$TMPDIR` when it is an absolute path, else `/tmp`.
+pub fn temp_dir() -> PathBuf {
+    std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
 }
 
 fn open_path(path: &Path) -> io::Result<OwnedFd> {
