@@ -398,3 +398,53 @@ fn race(min_reads: usize) {
     assert_eq!(parents_outside, 0, "a write would have gone to the outside directory");
     assert!(exercised(inside, refused, plain_leaks), "the race was not exercised");
 }
+
+/// What confinement costs a small read: open + read + close of a 1 KiB
+/// file five directories down, plain `open` against `openat2` from the
+/// root, and what setting up the roots costs a tool's start.
+/// `cargo test --lib confine::beneath::tests::cost -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement: prints what confinement costs a small read"]
+fn cost_of_a_confined_small_read() {
+    let f = Fixture::new();
+    let dir = f.root.join("a/b/c/d");
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("file.rs");
+    fs::write(&file, vec![b'x'; 1024]).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let roots = f.roots();
+    let per_op = |f: &mut dyn FnMut()| {
+        const N: u32 = 20_000;
+        let start = std::time::Instant::now();
+        for _ in 0..N {
+            f();
+        }
+        start.elapsed().as_nanos() as f64 / f64::from(N)
+    };
+    let (mut plain, mut confined) = (Vec::new(), Vec::new());
+    for _ in 0..7 {
+        plain.push(per_op(&mut || {
+            let mut buf = Vec::new();
+            fs::File::open(&path).unwrap().read_to_end(&mut buf).unwrap();
+        }));
+        confined.push(per_op(&mut || {
+            let mut buf = Vec::new();
+            roots.open_read(&path).unwrap().read_to_end(&mut buf).unwrap();
+        }));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (plain, confined) = (median(&mut plain), median(&mut confined));
+    let start = std::time::Instant::now();
+    for _ in 0..1000 {
+        drop(Roots::from_paths_in([&f.root], Some(&f.root)).unwrap());
+    }
+    let setup = start.elapsed().as_nanos() as f64 / 1000.0;
+    eprintln!(
+        "small read: open {plain:.0} ns, openat2 beneath the root {confined:.0} ns \
+         ({:.2}x); setting up one root: {setup:.0} ns",
+        confined / plain
+    );
+}

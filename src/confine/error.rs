@@ -79,3 +79,38 @@ impl From<rustix::io::Errno> for ConfineError {
         ConfineError::Io(e.into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_permission_denied_naming_the_roots_and_io_errors_keep_their_codes() {
+        let outside = ConfineError::Outside {
+            path: "/etc/passwd".to_owned(),
+            roots: "/w/proj, /w/lib".to_owned(),
+        };
+        let err = outside.into_tool_error("/etc/passwd", ToolError::OpenFailed);
+        assert_eq!(err.code(), "PERMISSION_DENIED");
+        assert_eq!(
+            err.to_string(),
+            "Permission denied: /etc/passwd is outside the allowed roots (/w/proj, /w/lib)"
+        );
+        let missing = ConfineError::Io(io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(
+            missing.into_tool_error("a.txt", ToolError::OpenFailed),
+            ToolError::FileNotFound("a.txt".to_owned())
+        );
+        let eisdir = ConfineError::Io(io::Error::from_raw_os_error(libc::EISDIR));
+        assert_eq!(
+            eisdir.into_tool_error("d", ToolError::ReadFailed),
+            ToolError::ReadFailed("d".to_owned())
+        );
+        let kernel = ConfineError::Unsupported("the kernel has no Landlock".to_owned());
+        assert_eq!(
+            kernel.into_tool_error("x", ToolError::OpenFailed).to_string(),
+            "Permission denied: confinement is on but the kernel has no Landlock; \
+             refusing to run unconfined"
+        );
+    }
+}

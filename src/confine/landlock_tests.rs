@@ -240,3 +240,39 @@ fn the_sandbox_names_what_it_lets_commands_write() {
     assert_eq!(&writable[..2], [f.t.join("root").as_path(), f.t.join("tmp").as_path()]);
     assert!(writable.contains(&Path::new("/dev/null")));
 }
+
+/// What the sandbox costs a bash call: building the ruleset in the parent,
+/// and `/bin/sh -c true` started and waited for, unconfined and confined.
+/// `cargo test --lib confine::landlock::tests::cost -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement: prints what the sandbox costs a bash call"]
+fn cost_of_a_confined_shell() {
+    let f = Fixture::new();
+    const N: u32 = 300;
+    let start = std::time::Instant::now();
+    for _ in 0..N {
+        drop(f.sandbox(&["root"], false));
+    }
+    let prepare = start.elapsed().as_micros() as f64 / f64::from(N);
+    let (mut plain, mut confined) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        for _ in 0..N / 5 {
+            assert_eq!(f.sh_in(None, "true").0, 0);
+        }
+        plain.push(start.elapsed().as_micros() as f64 / f64::from(N / 5));
+        let start = std::time::Instant::now();
+        for _ in 0..N / 5 {
+            assert_eq!(f.sh("true").0, 0);
+        }
+        confined.push(start.elapsed().as_micros() as f64 / f64::from(N / 5));
+    }
+    plain.sort_by(f64::total_cmp);
+    confined.sort_by(f64::total_cmp);
+    let (plain, confined) = (plain[2], confined[2]);
+    eprintln!(
+        "sh -c true: unconfined {plain:.0} µs, confined {confined:.0} µs ({:.2}x), \
+         of which building the ruleset {prepare:.0} µs",
+        confined / plain
+    );
+}
