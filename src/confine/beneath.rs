@@ -9,18 +9,25 @@
 //!
 //! Which root a path belongs to is decided lexically, component by
 //! component (`/w/proj_evil` is not under `/w/proj`); the kernel then has
-//! the last word on what lies below. A link inside a root that leads to
-//! another place inside it works; an absolute link is refused even when it
-//! names a place inside (RESOLVE_BENEATH treats every absolute link as
-//! leaving), so links inside a project should be relative, as git makes
-//! them.
+//! the last word on what lies below.
 //!
-//! For writing, `open_parent` opens the directory that will hold the file
-//! and gives its name in it; the writer then creates, renames and opens by
-//! that name relative to the directory's descriptor. A leaf that is a
-//! symbolic link is followed here, beneath the root, link by link, to the
-//! directory and name it finally stands for: a link (or a dangling one)
-//! that leads out is refused, so nothing is ever created outside.
+//! RESOLVE_BENEATH refuses every absolute link, even one naming a place
+//! inside a root. Where openat2 says EXDEV, the path is walked once more
+//! one component at a time (`walk`): each name opened with `O_PATH |
+//! O_NOFOLLOW` from the directory descriptor before it, `..` taken back to
+//! that descriptor (never above the root's), a relative link spliced into
+//! the names still to walk, an absolute one matched against the roots and
+//! walked from that root's descriptor. The kernel follows no link in this
+//! walk, so it is as race-free as openat2; it only lets through what is
+//! inside, and costs a system call or two per component, on this rare path
+//! only.
+//!
+//! For writing, `open_parent` walks to the directory that will hold the
+//! file and gives its name in it; the writer then creates, renames and
+//! opens by that name relative to the directory's descriptor. A leaf that
+//! is a symbolic link is followed, beneath the roots, to the directory and
+//! name it finally stands for: a link (or a dangling one) that leads out is
+//! refused, so nothing is ever created outside.
 //!
 //! For walking (glob, grep), `open_dir` opens the starting directory; each
 //! entry that is not a link is opened from its directory with `open_entry`
@@ -32,14 +39,16 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{openat2, readlinkat, statat, AtFlags, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{
+    fstat, openat2, readlinkat, statat, AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat,
+};
 use rustix::io::Errno;
 
 use super::error::ConfineError;
-use super::roots::{Root, Roots};
+use super::roots::Roots;
 
 /// How every path below a root is resolved.
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
@@ -99,9 +108,8 @@ pub struct Parent {
     /// One component, never `.` or `..`; what the model named, or, when
     /// that was a link staying inside, the name the link finally leads to.
     pub name: OsString,
+    /// Index of the root the directory lies in.
     pub root: usize,
-    /// The directory's path below the root.
-    pub rel_dir: PathBuf,
 }
 
 impl Parent {
@@ -125,7 +133,7 @@ impl Roots {
 
     /// Opens `path` (as the model gave it) beneath the roots.
     pub fn open(&self, path: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd, ConfineError> {
-        self.resolve(path, |_, root, rest| openat_beneath(root.fd(), rest, flags, mode))
+        self.resolve(path, |i, rest| self.open_in(i, rest, flags, mode))
     }
 
     /// Opens `path` for reading, without blocking on a FIFO (O_NONBLOCK:
@@ -138,14 +146,14 @@ impl Roots {
     /// Opens the directory `path` to walk it.
     pub fn open_dir(&self, path: &str) -> Result<ConfinedDir, ConfineError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY;
-        self.resolve(path, |i, root, rest| {
-            let fd = openat_beneath(root.fd(), rest, flags, Mode::empty())?;
+        self.resolve(path, |i, rest| {
+            let fd = self.open_in(i, rest, flags, Mode::empty())?;
             Ok(ConfinedDir { fd, root: i, rel: rest.to_path_buf() })
         })
     }
 
     /// Opens what a walk met at `rel` below root `root` (a link, typically):
-    /// followed while it stays beneath that root, refused when it leads out.
+    /// followed while it stays beneath the roots, refused when it leads out.
     pub fn open_below(
         &self,
         root: usize,
@@ -155,7 +163,7 @@ impl Roots {
         let Some(r) = self.roots().get(root) else {
             return Err(ConfineError::Io(io::Error::from_raw_os_error(libc::EBADF)));
         };
-        match openat_beneath(r.fd(), rel, flags, Mode::empty()) {
+        match self.open_in(root, rel, flags, Mode::empty()) {
             Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
                 Err(self.outside(&r.path().join(rel).display().to_string()))
             }
@@ -164,9 +172,38 @@ impl Roots {
     }
 
     /// The directory that holds (or will hold) the file `path` names, and
-    /// its name there, following a leaf link beneath the root.
+    /// its name there, following a leaf link beneath the roots.
     pub fn open_parent(&self, path: &str) -> Result<Parent, ConfineError> {
-        self.resolve(path, parent_beneath)
+        self.resolve(path, |i, rest| {
+            let (root, dir, name) = self.walk(i, rest, true)?;
+            if name == "." {
+                // `.`, `..`, the root itself: a directory, not a file.
+                return Err(io::Error::from_raw_os_error(libc::EISDIR));
+            }
+            // Readable if we may (to fsync it); a `-wx` drop box still
+            // takes new files through its path descriptor.
+            let read = OFlags::RDONLY | OFlags::DIRECTORY;
+            let dir =
+                openat_beneath(dir.as_fd(), Path::new("."), read, Mode::empty()).unwrap_or(dir);
+            Ok(Parent { dir, name, root })
+        })
+    }
+
+    /// Opens `rest` below root `i`: openat2 in one call, or, where it says
+    /// EXDEV, the component walk (which lets absolute links inside through).
+    fn open_in(&self, i: usize, rest: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+        match openat_beneath(self.roots()[i].fd(), rest, flags, mode) {
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+                let (_, dir, name) = self.walk(i, rest, !flags.contains(OFlags::NOFOLLOW))?;
+                let mut last = if name == "." { flags } else { flags | OFlags::NOFOLLOW };
+                // `file/` names a directory: ENOTDIR, as openat2 would say.
+                if rest.as_os_str().as_bytes().ends_with(b"/") {
+                    last |= OFlags::DIRECTORY;
+                }
+                openat_beneath(dir.as_fd(), Path::new(&name), last, mode)
+            }
+            result => result,
+        }
     }
 
     /// Runs `open` on each root `path` may lie under (deepest first) and
@@ -174,7 +211,7 @@ impl Roots {
     fn resolve<T>(
         &self,
         path: &str,
-        mut open: impl FnMut(usize, &Root, &Path) -> io::Result<T>,
+        mut open: impl FnMut(usize, &Path) -> io::Result<T>,
     ) -> Result<T, ConfineError> {
         if path.is_empty() {
             return Err(ConfineError::Io(io::Error::from_raw_os_error(libc::ENOENT)));
@@ -188,56 +225,94 @@ impl Roots {
             } else {
                 rest
             };
-            match open(i, &self.roots()[i], &rest) {
+            match open(i, &rest) {
                 Err(e) if e.raw_os_error() == Some(libc::EXDEV) => continue,
                 result => return result.map_err(ConfineError::Io),
             }
         }
         Err(self.outside(path))
     }
-}
 
-/// `open_parent` below one root: opens the directory of `rest`, and while
-/// the name there is a symbolic link, goes where it leads (from the root,
-/// so that its `..` cannot climb out). EXDEV when anything leads out.
-fn parent_beneath(i: usize, root: &Root, rest: &Path) -> io::Result<Parent> {
-    let mut rel = rest.to_path_buf();
-    for _ in 0..=MAX_LINKS {
-        let name = match rel.components().next_back() {
-            Some(Component::Normal(name)) => name.to_os_string(),
-            // `.`, `..`, the root itself: a directory, not a file to write.
-            _ => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
-        };
-        let rel_dir = rel.parent().unwrap_or(Path::new("")).to_path_buf();
-        let dir = open_dir_to_write(root.fd(), &rel_dir)?;
-        match readlinkat(&dir, name.as_os_str(), Vec::new()) {
-            Ok(target) => {
-                let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
-                if target.is_absolute() {
-                    // As RESOLVE_BENEATH treats an absolute link: leaving.
+    /// Walks `rest` below root `i` one component at a time (see the module
+    /// comment): the root it ends in, the directory holding the last
+    /// component (an `O_PATH` descriptor) and that component's name, which
+    /// is not a link (unless `!follow_last`) or does not exist; `.` when the
+    /// path ends at a directory (`a/..`, empty). EXDEV when it leads out.
+    fn walk(
+        &self,
+        i: usize,
+        rest: &Path,
+        follow_last: bool,
+    ) -> io::Result<(usize, OwnedFd, OsString)> {
+        let mut root = i;
+        let mut dirs: Vec<OwnedFd> = vec![self.roots()[root].fd().try_clone_to_owned()?];
+        // Names still to walk, the next one last.
+        let mut todo: Vec<OsString> = Vec::new();
+        push_front(&mut todo, rest);
+        let mut links = 0;
+        while let Some(name) = todo.pop() {
+            if name == ".." {
+                if dirs.len() == 1 {
                     return Err(io::Error::from_raw_os_error(libc::EXDEV));
                 }
-                rel = rel_dir.join(target);
+                dirs.pop();
+                continue;
             }
-            // Not a link (EINVAL) or nothing there yet (ENOENT): the name.
-            Err(Errno::INVAL | Errno::NOENT) => {
-                return Ok(Parent { dir, name, root: i, rel_dir });
+            let last = todo.is_empty();
+            let top = dirs.last().ok_or_else(|| io::Error::from_raw_os_error(libc::EXDEV))?;
+            let path_flags = OFlags::PATH | OFlags::NOFOLLOW;
+            let fd = match openat_beneath(top.as_fd(), Path::new(&name), path_flags, Mode::empty())
+            {
+                Err(e) if last && e.raw_os_error() == Some(libc::ENOENT) => {
+                    return Ok((root, top.try_clone()?, name));
+                }
+                result => result?,
+            };
+            let kind = FileType::from_raw_mode(fstat(&fd)?.st_mode);
+            if kind == FileType::Symlink && (follow_last || !last) {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                let target = PathBuf::from(OsString::from_vec(
+                    readlinkat(&fd, "", Vec::new())?.into_bytes(),
+                ));
+                if target.is_absolute() {
+                    // Walked again from the root it lies in, if any.
+                    let Some((j, below)) = self.candidates(&target).into_iter().next() else {
+                        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+                    };
+                    root = j;
+                    dirs = vec![self.roots()[root].fd().try_clone_to_owned()?];
+                    push_front(&mut todo, &below);
+                } else {
+                    push_front(&mut todo, &target);
+                }
+                continue;
             }
-            Err(e) => return Err(e.into()),
+            if last {
+                return Ok((root, top.try_clone()?, name));
+            }
+            if kind != FileType::Directory {
+                return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+            }
+            dirs.push(fd);
         }
+        let dir = dirs.pop().ok_or_else(|| io::Error::from_raw_os_error(libc::EXDEV))?;
+        Ok((root, dir, OsString::from(".")))
     }
-    Err(io::Error::from_raw_os_error(libc::ELOOP))
 }
 
-/// A directory to create files in: readable if we may (to fsync it), else
-/// a path descriptor (a `-wx` drop box still takes new files).
-fn open_dir_to_write(root: BorrowedFd<'_>, rel: &Path) -> io::Result<OwnedFd> {
-    let read = OFlags::RDONLY | OFlags::DIRECTORY;
-    match openat_beneath(root, rel, read, Mode::empty()) {
-        Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
-            openat_beneath(root, rel, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())
+/// Puts the components of `path` in front of the names still to walk
+/// (`todo` holds them next-last); `.` is dropped, `/` never occurs (only
+/// relative paths come here).
+fn push_front(todo: &mut Vec<OsString>, path: &Path) {
+    for component in path.components().rev() {
+        match component {
+            Component::Normal(name) => todo.push(name.to_os_string()),
+            Component::ParentDir => todo.push(OsString::from("..")),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
         }
-        result => result,
     }
 }
 

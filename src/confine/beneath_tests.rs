@@ -38,7 +38,7 @@ impl Fixture {
         fs::write(t.join("root_evil/secret.txt"), SECRET).unwrap();
         fs::write(root.join("inside.txt"), INSIDE).unwrap();
         fs::write(root.join("sub/deep.txt"), INSIDE).unwrap();
-        let links: [(&str, PathBuf); 14] = [
+        let links: [(&str, PathBuf); 19] = [
             ("leaf_out", "../outside/secret.txt".into()),
             ("leaf_abs_out", t.join("outside/secret.txt")),
             ("dir_out", "../outside".into()),
@@ -53,6 +53,11 @@ impl Fixture {
             ("dir_in", "sub".into()),
             ("dangling_in", "created.txt".into()),
             ("chain_in", "leaf_in".into()),
+            ("abs_in", root.join("inside.txt")),
+            ("abs_dir_in", root.join("sub")),
+            ("abs_dangling_in", root.join("made.txt")),
+            ("sub/abs_chain_in", root.join("abs_in")),
+            ("abs_climb_out", root.join("../outside/secret.txt")),
         ];
         for (name, target) in links {
             symlink(target, root.join(name)).unwrap();
@@ -110,6 +115,10 @@ fn escapes(f: &Fixture) -> Vec<(&'static str, String)> {
         ("/proc/self/cwd/..", "/proc/self/cwd/../outside/secret.txt".to_owned()),
         ("link to /proc/self/root", format!("proc_root{t}/outside/secret.txt")),
         ("link to /proc/self/cwd", "proc_cwd/../outside/secret.txt".to_owned()),
+        (
+            "dot-dot out after an absolute link inside",
+            "abs_dir_in/../../outside/secret.txt".to_owned(),
+        ),
     ]
 }
 
@@ -206,6 +215,7 @@ fn links_that_stay_inside_work() {
     // The root itself and a directory below it open as directories.
     assert_eq!(roots.open_dir(f.root.to_str().unwrap()).unwrap().rel, PathBuf::new());
     assert_eq!(roots.open_dir("dir_in").unwrap().rel, PathBuf::from("dir_in"));
+    assert!(roots.open_dir("abs_dir_in").is_ok());
 }
 
 #[test]
@@ -216,14 +226,19 @@ fn writing_through_links_inside_reaches_the_final_name() {
         ("inside.txt", "", "inside.txt"),
         ("leaf_in", "", "inside.txt"),
         ("chain_in", "", "inside.txt"),
-        ("sub/up", "sub/..", "inside.txt"),
-        ("dir_in/new.txt", "dir_in", "new.txt"),
+        ("sub/up", "", "inside.txt"),
+        ("dir_in/new.txt", "sub", "new.txt"),
         ("dangling_in", "", "created.txt"),
+        ("abs_in", "", "inside.txt"),
+        ("sub/abs_chain_in", "", "inside.txt"),
+        ("abs_dir_in/new.txt", "sub", "new.txt"),
+        ("abs_dangling_in", "", "made.txt"),
     ];
     for (path, dir, name) in cases {
         let parent = roots.open_parent(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!(parent.name, name, "{path}");
-        assert_eq!(parent.rel_dir, PathBuf::from(dir), "{path}");
+        let expected = rustix::fs::stat(f.root.join(dir)).unwrap().st_ino;
+        assert_eq!(rustix::fs::fstat(&parent.dir).unwrap().st_ino, expected, "{path}");
     }
     // A dangling link inside creates its target inside, as `echo > link`.
     let parent = roots.open_parent("dangling_in").unwrap();
@@ -313,21 +328,29 @@ fn the_walker_opens_links_inside_and_refuses_links_out() {
 /// The same read unconfined, in the same loop, does leak (counted).
 #[test]
 fn renaming_a_link_into_place_during_reads_never_leaks() {
-    race(500);
+    race(500, false);
+}
+
+/// The same with an absolute link, which takes the component walk.
+#[test]
+fn renaming_an_absolute_link_into_place_during_reads_never_leaks() {
+    race(500, true);
 }
 
 #[test]
 #[ignore = "long trial: 20000 reads of the rename race"]
 fn renaming_a_link_into_place_during_reads_never_leaks_long() {
-    race(20_000);
+    race(20_000, false);
+    race(20_000, true);
 }
 
-fn race(min_reads: usize) {
+fn race(min_reads: usize, absolute: bool) {
     let f = Fixture::new();
     fs::create_dir(f.root.join("d")).unwrap();
     fs::write(f.root.join("d/f"), INSIDE).unwrap();
     fs::write(f.t.join("outside/f"), SECRET).unwrap();
-    symlink("../outside", f.root.join("swap")).unwrap();
+    let out: PathBuf = if absolute { f.t.join("outside") } else { "../outside".into() };
+    symlink(out, f.root.join("swap")).unwrap();
     let outside_dir = rustix::fs::stat(f.t.join("outside")).unwrap().st_ino;
     let mut parents_outside = 0usize;
     let roots = f.roots();
@@ -390,8 +413,9 @@ fn race(min_reads: usize) {
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
     eprintln!(
-        "race: {reads} reads, {} swaps; confined: {inside} inside, {refused} refused, \
+        "race ({}): {reads} reads, {} swaps; confined: {inside} inside, {refused} refused, \
          {other} other errors, {leaks} leaks, {parents_outside} parents outside; unconfined: {plain_inside} inside, {plain_leaks} leaks",
+        if absolute { "absolute link" } else { "relative link" },
         swaps.load(Ordering::Relaxed)
     );
     assert_eq!(leaks, 0, "a confined read returned the outside content");
