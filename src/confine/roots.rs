@@ -109,6 +109,8 @@ impl Roots {
         I: IntoIterator<Item = P>,
         P: AsRef<Path>,
     {
+        // Fail closed: without openat2 nothing could be opened safely.
+        super::probe::require_openat2()?;
         let mut roots: Vec<Root> = Vec::new();
         for path in paths {
             let root = Root::open(path.as_ref())?;
