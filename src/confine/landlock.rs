@@ -9,6 +9,8 @@
 //! Not `/dev/pts` or `/dev/ptmx`: a pty the command opened would be its
 //! own, but `/dev/pts/N` also names the user's terminals, where typed-in
 //! input could be injected; programs that need a pty fail.
+//! No device node may be made anywhere (a block device made inside a root
+//! would give root the whole disk).
 //! TCP bind and connect are refused unless `IKIGAI_TOOLS_NETWORK=on`.
 //! `no_new_privs` is set, so no set-uid program regains what was dropped.
 //!
@@ -96,14 +98,13 @@ impl Sandbox {
         let mut writable = Vec::new();
         for root in roots.roots() {
             created = created
-                .add_rule(PathBeneath::new(root.fd(), AccessFs::from_all(abi)))
+                .add_rule(PathBeneath::new(root.fd(), writable_tree(abi)))
                 .map_err(failed)?;
             writable.push(root.path().to_path_buf());
         }
         // A missing temporary directory or device is simply not granted.
         if let Ok(fd) = open_path(tmp) {
-            created =
-                created.add_rule(PathBeneath::new(fd, AccessFs::from_all(abi))).map_err(failed)?;
+            created = created.add_rule(PathBeneath::new(fd, writable_tree(abi))).map_err(failed)?;
             writable.push(tmp.to_path_buf());
         }
         for device in DEVICES {
@@ -140,6 +141,13 @@ impl Sandbox {
             Err(_) => Err(io::Error::last_os_error()),
         }
     }
+}
+
+/// What a command may do beneath a writable directory: everything but
+/// making device nodes. A block device made inside a root (`mknod` as root)
+/// and then written would write the disk beneath every other file.
+fn writable_tree(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
 /// `$TMPDIR` when it is an absolute path, else `/tmp`.

@@ -95,6 +95,23 @@ fn writes_outside_the_roots_are_refused_by_the_kernel() {
     assert!(f.t.join("outside/new.txt").exists() && !f.t.join("outside/keep.txt").exists());
 }
 
+/// As root, `mknod` of a block device inside the root would reach the raw
+/// disk; it is refused while a FIFO there is fine.
+#[test]
+fn device_nodes_cannot_be_made_even_inside_the_roots() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: only root may make device nodes, so only root can show the refusal");
+        return;
+    }
+    let f = Fixture::new();
+    let (code, out) = f.sh("mknod \"$T/root/disk\" b 8 0");
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("Permission denied"), "{out}");
+    assert_eq!(f.sh("mkfifo \"$T/root/fifo\"").0, 0);
+    // Unconfined, root makes it: the refusal is the sandbox's.
+    assert_eq!(f.sh_in(None, "mknod \"$T/outside/disk\" b 8 0").0, 0);
+}
+
 #[test]
 fn writes_inside_the_roots_the_temporary_directory_and_dev_null_work() {
     let f = Fixture::new();
