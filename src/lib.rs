@@ -3,6 +3,7 @@
 //! binary. See README.md for the protocol.
 
 pub mod cli;
+pub mod confine;
 pub mod error;
 pub mod fs;
 pub mod host;

@@ -1,0 +1,116 @@
+//! Why a confined operation was refused, and how that becomes a tool error.
+
+use std::fmt;
+use std::io;
+
+use crate::error::ToolError;
+
+#[derive(Debug)]
+pub enum ConfineError {
+    /// The path leads outside every allowed root: lexically (an absolute
+    /// path elsewhere, a look-alike prefix) or as the kernel resolved it
+    /// (`..` above a root, a symbolic link out, EXDEV from openat2).
+    Outside { path: String, roots: String },
+    /// A root that cannot serve as one (missing, not a directory).
+    BadRoot { root: String, reason: String },
+    /// `IKIGAI_TOOLS_ROOTS` is set but names no root at all.
+    NoRoots,
+    /// The kernel lacks what confinement needs; the text names it.
+    Unsupported(String),
+    /// An ordinary error inside the roots (ENOENT, EACCES, EISDIR …): the
+    /// tools report it exactly as without confinement.
+    Io(io::Error),
+}
+
+impl ConfineError {
+    /// The text of a `PERMISSION_DENIED` answer, after "Permission denied: ".
+    pub fn message(&self) -> String {
+        match self {
+            ConfineError::Outside { path, roots } => {
+                format!("{path} is outside the allowed roots ({roots})")
+            }
+            ConfineError::BadRoot { root, reason } => {
+                format!("allowed root {root} cannot be used: {reason}")
+            }
+            ConfineError::NoRoots => {
+                "IKIGAI_TOOLS_ROOTS is set but names no directory; refusing to run unconfined"
+                    .to_owned()
+            }
+            ConfineError::Unsupported(what) => {
+                format!("confinement is on but {what}; refusing to run unconfined")
+            }
+            ConfineError::Io(e) => e.to_string(),
+        }
+    }
+
+    /// The tool error for this refusal met on `path`: refusals are
+    /// `PERMISSION_DENIED` naming the roots; an ordinary I/O error is
+    /// classified as the tools do without confinement (`other` for errors
+    /// without a code of their own: `OpenFailed`, `ReadFailed` …).
+    pub fn into_tool_error(self, path: &str, other: fn(String) -> ToolError) -> ToolError {
+        match self {
+            ConfineError::Io(e) => ToolError::from_io(&e, path, other),
+            refusal => ToolError::PermissionDenied(refusal.message()),
+        }
+    }
+
+    /// Whether this is a refusal (as opposed to an ordinary I/O error).
+    pub fn is_refusal(&self) -> bool {
+        !matches!(self, ConfineError::Io(_))
+    }
+}
+
+impl fmt::Display for ConfineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for ConfineError {}
+
+impl From<io::Error> for ConfineError {
+    fn from(e: io::Error) -> Self {
+        ConfineError::Io(e)
+    }
+}
+
+impl From<rustix::io::Errno> for ConfineError {
+    fn from(e: rustix::io::Errno) -> Self {
+        ConfineError::Io(e.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_permission_denied_naming_the_roots_and_io_errors_keep_their_codes() {
+        let outside = ConfineError::Outside {
+            path: "/etc/passwd".to_owned(),
+            roots: "/w/proj, /w/lib".to_owned(),
+        };
+        let err = outside.into_tool_error("/etc/passwd", ToolError::OpenFailed);
+        assert_eq!(err.code(), "PERMISSION_DENIED");
+        assert_eq!(
+            err.to_string(),
+            "Permission denied: /etc/passwd is outside the allowed roots (/w/proj, /w/lib)"
+        );
+        let missing = ConfineError::Io(io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(
+            missing.into_tool_error("a.txt", ToolError::OpenFailed),
+            ToolError::FileNotFound("a.txt".to_owned())
+        );
+        let eisdir = ConfineError::Io(io::Error::from_raw_os_error(libc::EISDIR));
+        assert_eq!(
+            eisdir.into_tool_error("d", ToolError::ReadFailed),
+            ToolError::ReadFailed("d".to_owned())
+        );
+        let kernel = ConfineError::Unsupported("the kernel has no Landlock".to_owned());
+        assert_eq!(
+            kernel.into_tool_error("x", ToolError::OpenFailed).to_string(),
+            "Permission denied: confinement is on but the kernel has no Landlock; \
+             refusing to run unconfined"
+        );
+    }
+}

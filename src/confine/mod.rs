@@ -1,0 +1,23 @@
+//! Confinement (CONTRACT §8): allowed roots the tools cannot leave.
+//!
+//! - `roots`: the allowed roots (`IKIGAI_TOOLS_ROOTS`, `mcp --root`), each
+//!   held as a descriptor opened once at start;
+//! - `beneath`: opening what the model names beneath a root with
+//!   `openat2(RESOLVE_BENEATH)`, for reading, writing and walking;
+//! - `landlock`: the Landlock ruleset bash runs under (writes only beneath
+//!   the roots, the temporary directory and a few devices; no TCP);
+//! - `probe`: what the kernel offers, and the refusals when it lacks it;
+//! - `error`: why something was refused, and its tool error.
+//!
+//! Without roots nothing here is used and nothing changes.
+
+pub mod beneath;
+pub mod error;
+pub mod landlock;
+pub mod probe;
+pub mod roots;
+
+pub use beneath::{open_entry, openat_beneath, ConfinedDir, Parent};
+pub use error::ConfineError;
+pub use landlock::{network_allowed, Sandbox, NETWORK_VAR};
+pub use roots::{Root, Roots, ROOTS_VAR};
