@@ -6,6 +6,7 @@
 mod common;
 
 mod bash;
+mod confine;
 mod crash_safety;
 mod dispatch;
 mod file_edit;

@@ -23,6 +23,7 @@ mod supervise;
 
 use std::process::ExitStatus;
 
+use crate::confine::{self, ConfineError, Roots, Sandbox};
 use crate::error::ToolError;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
@@ -49,18 +50,35 @@ pub fn run(args: &Args) -> Outcome {
     if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
         return Ok(answer(vec![BLANK_COMMAND.as_bytes().to_vec()], CANNOT_RUN));
     }
-    let (output, exit_code) = run_in(shell::SHELL, command);
+    let confinement = confinement()?;
+    let (output, exit_code) = run_in(shell::SHELL, command, confinement);
     Ok(answer(output, exit_code))
+}
+
+/// With allowed roots (CONTRACT §8), the Landlock ruleset the command runs
+/// under and the directory it starts in; without them, none. Where the
+/// kernel cannot confine it, the call is refused: never run unconfined.
+fn confinement() -> Result<Option<shell::Confinement>, ToolError> {
+    let refused = |e: ConfineError| ToolError::PermissionDenied(e.message());
+    let Some(roots) = Roots::from_env().map_err(refused)? else {
+        return Ok(None);
+    };
+    let sandbox = Sandbox::prepare(&roots, confine::network_allowed()).map_err(refused)?;
+    Ok(Some(shell::Confinement { sandbox, cwd: roots.working_dir() }))
 }
 
 /// Runs `command` with the shell at `shell_path`; the output (bounded, one
 /// trailing newline stripped) and the exit code.
-fn run_in(shell_path: &str, command: &str) -> (Vec<Vec<u8>>, i64) {
+fn run_in(
+    shell_path: &str,
+    command: &str,
+    confinement: Option<shell::Confinement>,
+) -> (Vec<Vec<u8>>, i64) {
     let started = signals::Signals::watch().and_then(|signals| {
         // The guardian before the shell: it must know the command's group
         // before any process is in it, and must never hold its output pipe.
         let guardian = Guardian::start()?;
-        match shell::spawn(shell_path, command, guardian.line()) {
+        match shell::spawn(shell_path, command, guardian.line(), confinement) {
             Ok((child, pipe)) => Ok((signals, guardian, child, pipe)),
             Err(err) => {
                 guardian.release();
@@ -112,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_shell_that_cannot_start_is_exit_127() {
-        let (output, code) = run_in("/nonexistent/sh", "echo hi");
+        let (output, code) = run_in("/nonexistent/sh", "echo hi", None);
         assert_eq!(
             String::from_utf8(output.concat()).unwrap(),
             "cannot start /nonexistent/sh: No such file or directory"
@@ -122,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_shell_that_is_not_executable_is_exit_127() {
-        let (output, code) = run_in("/dev/null", "echo hi");
+        let (output, code) = run_in("/dev/null", "echo hi", None);
         assert_eq!(
             String::from_utf8(output.concat()).unwrap(),
             "cannot start /dev/null: Permission denied"

@@ -9,11 +9,13 @@ use std::fs::File;
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use nix::fcntl::OFlag;
 use nix::unistd::Pid;
 
+use crate::confine::Sandbox;
 use crate::process::{group, guardian, pipes};
 
 pub const SHELL: &str = "/bin/sh";
@@ -23,9 +25,22 @@ pub const SHELL: &str = "/bin/sh";
 const ENV: [(&str, &str); 3] =
     [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0")];
 
-/// Starts `shell_path -c command`, announced on the guardian's `line`; the
-/// child and the read end of its output pipe.
-pub fn spawn(shell_path: &str, command: &str, line: RawFd) -> io::Result<(Child, File)> {
+/// What confines a command when allowed roots are set: the Landlock
+/// ruleset, applied last in the child, and the directory it starts in.
+pub struct Confinement {
+    pub sandbox: Sandbox,
+    pub cwd: PathBuf,
+}
+
+/// Starts `shell_path -c command`, announced on the guardian's `line`,
+/// confined when `confinement` says so; the child and the read end of its
+/// output pipe.
+pub fn spawn(
+    shell_path: &str,
+    command: &str,
+    line: RawFd,
+    confinement: Option<Confinement>,
+) -> io::Result<(Child, File)> {
     let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     pipes::enlarge(&read_end);
     let stderr_end = write_end.try_clone()?;
@@ -38,9 +53,22 @@ pub fn spawn(shell_path: &str, command: &str, line: RawFd) -> io::Result<(Child,
         .stdout(Stdio::from(write_end))
         .stderr(Stdio::from(stderr_end))
         .envs(ENV);
-    // SAFETY: `in_child` only makes async-signal-safe system calls.
+    let mut sandbox = confinement.map(|Confinement { sandbox, cwd }| {
+        cmd.current_dir(cwd);
+        sandbox
+    });
+    // SAFETY: `in_child` and `restrict_in_child` only make async-signal-safe
+    // system calls (the ruleset was built in the parent).
     unsafe {
-        cmd.pre_exec(move || in_child(parent, line));
+        cmd.pre_exec(move || {
+            in_child(parent, line)?;
+            // Last, so that nothing after it needs what it forbids. If it
+            // fails, the spawn fails: the command never runs unconfined.
+            match sandbox.as_mut() {
+                Some(sandbox) => sandbox.restrict_in_child(),
+                None => Ok(()),
+            }
+        });
     }
     let child = cmd.spawn()?;
     // `cmd` holds our copies of the write end; once they are closed, end of
