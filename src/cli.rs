@@ -71,6 +71,7 @@ pub fn command() -> Command {
 
 /// The entry point of the binary.
 pub fn main() -> ExitCode {
+    crate::fs::signals::install();
     ExitCode::from(run(std::env::args_os()))
 }
 
