@@ -365,7 +365,7 @@ fn file_write_killed_at_any_moment_leaves_old_or_new() {
 }
 
 #[test]
-#[ignore = "long trial (100 kills), run by .ci/run"]
+#[ignore = "long trial (100 kills of a 50 MiB write, about 2 minutes), run by .ci/run"]
 fn file_write_killed_at_any_moment_leaves_old_or_new_long() {
     kill_trials(Tool::Write, Length::Long);
 }
@@ -376,7 +376,7 @@ fn file_edit_killed_at_any_moment_leaves_old_or_new() {
 }
 
 #[test]
-#[ignore = "long trial (100 kills), run by .ci/run"]
+#[ignore = "long trial (100 kills of a 50 MiB write, about 2 minutes), run by .ci/run"]
 fn file_edit_killed_at_any_moment_leaves_old_or_new_long() {
     kill_trials(Tool::Edit, Length::Long);
 }
@@ -406,4 +406,64 @@ fn a_normal_run_leaves_no_temporary_file() {
     }
     assert_eq!(procs::names_in(&env.work()), ["big.txt", "small.txt"]);
     assert_eq!(env.read("big.txt"), b"edited\n");
+}
+
+/// SIGTERM, SIGINT or SIGHUP (a host's timeout) in the middle of a write:
+/// the tool removes its temporary file, then dies by that signal; the
+/// target keeps its old content. To catch it mid-write every time, the
+/// tool is stopped (SIGSTOP) as soon as its temporary file shows, sent the
+/// signal, and continued.
+#[test]
+#[allow(clippy::zombie_processes)] // reaped by `wait4`, which clippy does not know
+fn a_stop_signal_mid_write_removes_the_temporary_file() {
+    const SMALL: usize = 8 << 20;
+    let env = Env::new();
+    let link = env.link("file-write");
+    let old = b"old content\n".to_vec();
+    let mut line = "N".repeat(LINE - 1);
+    line.push_str("\\n");
+    let payload = Arc::new(
+        format!("{{\"file_path\":\"{TARGET}\",\"content\":\"{}\"}}", line.repeat(SMALL / LINE))
+            .into_bytes(),
+    );
+    for (sig, name) in
+        [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT"), (libc::SIGHUP, "SIGHUP")]
+    {
+        let dir = env.mkdir(name);
+        let target = dir.join(TARGET);
+        let mut caught = false;
+        for _ in 0..20 {
+            fs::write(&target, &old).expect("write old");
+            let mut child = Command::new(&link)
+                .current_dir(&dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn");
+            let mut stdin = child.stdin.take().expect("stdin");
+            let input = Arc::clone(&payload);
+            let writer = std::thread::spawn(move || drop(stdin.write_all(&input)));
+            while procs::names_in(&dir).len() < 2 && !procs::has_exited(&child) {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            procs::signal(&child, libc::SIGSTOP);
+            let mid_write = procs::names_in(&dir).iter().any(|n| is_tool_temp(n));
+            if mid_write {
+                procs::signal(&child, sig);
+            }
+            procs::signal(&child, libc::SIGCONT);
+            let reaped = procs::wait4(&child);
+            writer.join().expect("writer");
+            if !mid_write {
+                continue; // The write was over before the stop: try again.
+            }
+            caught = true;
+            assert_eq!((reaped.code, reaped.signal), (None, Some(sig)), "{name}: killed by it");
+            assert_eq!(procs::names_in(&dir), [TARGET], "{name}: nothing left but the target");
+            assert_eq!(fs::read(&target).expect("target"), old, "{name}: the old content");
+            break;
+        }
+        assert!(caught, "{name}: no run was caught in the middle of its write");
+    }
 }

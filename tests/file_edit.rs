@@ -212,6 +212,8 @@ fn unreadable_or_read_only_files_are_permission_denied_and_untouched() {
         let args = json!({"file_path": path, "old_string": "old", "new_string": "new"});
         let ran = env.cmd("file-edit").stdin(args.to_string()).as_nobody().run();
         assert_eq!(ran.json(), error(&format!("Permission denied: {path}"), "PERMISSION_DENIED"));
+        // Readable again, for a test that does not run as root.
+        chmod(&env.path(&path), 0o644);
         assert_eq!(env.read(&path), b"old");
     }
     assert!(no_temp_files(&dir));
@@ -376,4 +378,86 @@ fn a_lock_held_past_the_wait_is_an_error_and_changes_nothing() {
     // Once the lock is released, the same edit goes through.
     drop(holder);
     assert_eq!(edit(&env, "f.txt", "false", "true"), replaced(1, "f.txt"));
+}
+
+// ---- Regression tests, issue 8 ----
+
+#[test]
+fn replace_all_of_millions_of_one_byte_matches_stays_within_twice_the_file() {
+    const MIB: u64 = 1 << 20;
+    const SIZE: usize = 2 << 20;
+    // What the tool holds beside the file: code, libc, buffers.
+    const SLACK: u64 = 10 * MIB;
+    let env = Env::new();
+    env.write("a.txt", vec![b'a'; SIZE]);
+    let args =
+        json!({"file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": true});
+    let run = common::procs::Measured::start(
+        &env.link("file-edit"),
+        &env.work(),
+        args.to_string().as_bytes(),
+        &[],
+    );
+    let report = run.finish();
+    let peak = report.reaped.max_rss;
+    println!(
+        "replace_all of {SIZE} one-byte matches: peak RSS {:.1} MiB (bound {:.0} MiB)",
+        peak as f64 / MIB as f64,
+        (2 * SIZE as u64 + SLACK) as f64 / MIB as f64
+    );
+    assert_eq!(report.reaped.code, Some(0));
+    assert_eq!(serde_json::from_slice::<Value>(&report.stdout).unwrap(), replaced(SIZE, "a.txt"));
+    assert!(env.read("a.txt").iter().all(|&b| b == b'b'));
+    assert!(peak < 2 * SIZE as u64 + SLACK, "peak RSS {peak} bytes for a {SIZE}-byte file");
+}
+
+#[test]
+fn a_file_larger_than_the_memory_limit_is_out_of_memory_not_an_abort() {
+    let env = Env::new();
+    // 256 MiB that take no disk (a hole), under a 100 MB address-space limit.
+    let big = fs::File::create(env.path("big.txt")).unwrap();
+    big.set_len(256 << 20).unwrap();
+    let args = json!({"file_path": "big.txt", "old_string": "x", "new_string": "y"});
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("ulimit -v 100000 && exec \"$0\"")
+        .arg(env.link("file-edit"))
+        .current_dir(env.work())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(args.to_string().as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned()),
+        (Some(0), String::new())
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        error("Memory allocation failed", "OUT_OF_MEMORY")
+    );
+    assert_eq!(fs::metadata(env.path("big.txt")).unwrap().len(), 256 << 20);
+}
+
+#[test]
+fn a_file_whose_read_would_wait_is_read_failed_at_once() {
+    if !is_root() {
+        eprintln!("skipped: /proc/kmsg, a file whose reads wait, is readable only by root");
+        return;
+    }
+    let env = Env::new();
+    // Reading takes what the kernel log holds (as any reader of /proc/kmsg
+    // does), then would wait for more.
+    let args = json!({"file_path": "/proc/kmsg", "old_string": "a", "new_string": "b"});
+    let ran = env.cmd("file-edit").stdin(args.to_string()).timeout(Duration::from_secs(10)).run();
+    let answer = ran.json();
+    if answer["error_code"] == "PERMISSION_DENIED" {
+        eprintln!("skipped: /proc/kmsg is closed to root here (no CAP_SYSLOG): {answer}");
+        return;
+    }
+    assert_eq!(answer, error("Failed to read file: /proc/kmsg", "READ_FAILED"));
 }

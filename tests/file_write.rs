@@ -6,7 +6,7 @@ use common::*;
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -152,7 +152,8 @@ fn the_mode_of_an_existing_file_is_kept() {
 #[test]
 fn owner_and_group_are_kept() {
     if !is_root() {
-        return; // Giving a file to another user takes root.
+        eprintln!("skipped: giving a file to another user, which this test needs, takes root");
+        return;
     }
     let env = Env::new();
     let p = env.write("theirs.txt", "old");
@@ -165,6 +166,10 @@ fn owner_and_group_are_kept() {
 
 #[test]
 fn someone_elses_writable_file_is_written_in_place_and_stays_theirs() {
+    if !is_root() {
+        eprintln!("skipped: a file of another user's, which this test needs, takes root to make");
+        return;
+    }
     let env = Env::new();
     let dir = env.mkdir("shared");
     chmod(&dir, 0o777);
@@ -233,11 +238,15 @@ fn a_read_only_directory_holding_a_writable_file_is_written_in_place() {
     let env = Env::new();
     let dir = env.mkdir("locked");
     let p = env.write("locked/open.txt", "old");
+    // Root gives the file to nobody, who runs the tool; a normal user runs
+    // it as itself, on its own file: either way the file is the writer's,
+    // the directory is not writable to it.
     std::os::unix::fs::chown(&p, Some(65534), Some(65534)).ok();
     chmod(&p, 0o644);
-    chmod(&dir, 0o755);
+    chmod(&dir, 0o555);
     let before = inode(&p);
     let v = write_as_nobody(&env, "locked/open.txt", "new content");
+    chmod(&dir, 0o755);
     assert_eq!(v, wrote(11, "open.txt"));
     assert_eq!(env.read("locked/open.txt"), b"new content");
     assert_eq!(inode(&p), before);
@@ -265,6 +274,8 @@ fn a_file_nobody_may_write_is_permission_denied_and_untouched() {
             write_as_nobody(&env, &path, "new"),
             error(&format!("Permission denied: {path}"), "PERMISSION_DENIED")
         );
+        // Readable again, for a test that does not run as root.
+        chmod(&env.path(&path), 0o644);
         assert_eq!(env.read(&path), b"keep");
     }
     assert_no_temp_files(&dir);
@@ -273,11 +284,12 @@ fn a_file_nobody_may_write_is_permission_denied_and_untouched() {
 #[test]
 fn a_new_file_in_a_read_only_directory_is_permission_denied() {
     let env = Env::new();
-    env.mkdir("closed");
-    assert_eq!(
-        write_as_nobody(&env, "closed/new.txt", "x"),
-        error("Permission denied: closed/new.txt", "PERMISSION_DENIED")
-    );
+    let dir = env.mkdir("closed");
+    // Not writable to nobody (under root) nor to its owner (otherwise).
+    chmod(&dir, 0o555);
+    let v = write_as_nobody(&env, "closed/new.txt", "x");
+    chmod(&dir, 0o755);
+    assert_eq!(v, error("Permission denied: closed/new.txt", "PERMISSION_DENIED"));
     assert!(!env.path("closed/new.txt").exists());
 }
 
@@ -365,4 +377,268 @@ fn snapshots() {
     let env = Env::new();
     snap!("answer", write(&env, "test.txt", "Hello, world!\n"));
     snap!("error_open_failed", write(&env, "nonexistent/dir/file.txt", "x"));
+}
+
+// ---- Regression tests, issue 8 ----
+
+/// An access ACL in the kernel's extended-attribute form: version 2, then
+/// (tag, permissions, id) entries sorted by tag.
+fn acl(entries: &[(u16, u16, u32)]) -> Vec<u8> {
+    let mut out = 2u32.to_le_bytes().to_vec();
+    for &(tag, perm, id) in entries {
+        out.extend_from_slice(&tag.to_le_bytes());
+        out.extend_from_slice(&perm.to_le_bytes());
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+    out
+}
+
+const USER_OBJ: u16 = 0x01;
+const USER: u16 = 0x02;
+const GROUP_OBJ: u16 = 0x04;
+const MASK: u16 = 0x10;
+const OTHER: u16 = 0x20;
+const NO_ID: u32 = u32::MAX;
+const ACCESS_ACL: &str = "system.posix_acl_access";
+const DEFAULT_ACL: &str = "system.posix_acl_default";
+
+/// `chmod 640 f; setfacl -m u:nobody:rw f`: the group may read, nobody may
+/// read and write, so the mask is rw- and `ls` shows 0660.
+fn nobody_may_write_acl() -> Vec<u8> {
+    acl(&[
+        (USER_OBJ, 6, NO_ID),
+        (USER, 6, 65534),
+        (GROUP_OBJ, 4, NO_ID),
+        (MASK, 6, NO_ID),
+        (OTHER, 0, NO_ID),
+    ])
+}
+
+fn set_xattr(p: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
+    rustix::fs::setxattr(p, name, value, rustix::fs::XattrFlags::empty()).map_err(Into::into)
+}
+
+/// The value of an extended attribute, None when there is none.
+fn get_xattr(p: &Path, name: &str) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    let len = rustix::fs::getxattr(p, name, &mut buf[..]).ok()?;
+    buf.truncate(len);
+    Some(buf)
+}
+
+#[test]
+fn an_acl_and_user_attributes_survive_a_write_and_an_edit() {
+    let env = Env::new();
+    let p = env.write("shared.txt", "old text\n");
+    chmod(&p, 0o640);
+    if let Err(e) = set_xattr(&p, ACCESS_ACL, &nobody_may_write_acl())
+        .and_then(|()| set_xattr(&p, "user.origin", b"kept"))
+    {
+        eprintln!("skipped: this file system takes no ACL or user attribute ({e})");
+        return;
+    }
+    let before = (mode(&p), get_xattr(&p, ACCESS_ACL));
+    assert_eq!(before, (0o660, Some(nobody_may_write_acl())));
+    assert_eq!(write(&env, "shared.txt", "new text\n"), wrote(9, "shared.txt"));
+    assert_eq!((mode(&p), get_xattr(&p, ACCESS_ACL)), before, "mode and ACL after file_write");
+    assert_eq!(get_xattr(&p, "user.origin").as_deref(), Some(&b"kept"[..]));
+    let args = json!({"file_path": "shared.txt", "old_string": "new", "new_string": "edited"});
+    assert_eq!(
+        env.call("file-edit", args),
+        json!({"output": "Replaced 1 occurrence in shared.txt", "replacements": 1})
+    );
+    assert_eq!((mode(&p), get_xattr(&p, ACCESS_ACL)), before, "mode and ACL after file_edit");
+    assert_eq!(get_xattr(&p, "user.origin").as_deref(), Some(&b"kept"[..]));
+    assert_eq!(env.read("shared.txt"), b"edited text\n");
+    assert_no_temp_files(&env.work());
+}
+
+#[test]
+fn a_file_without_an_acl_gets_none_from_its_directorys_default_acl() {
+    let env = Env::new();
+    let dir = env.mkdir("inherit");
+    let p = env.write("inherit/plain.txt", "old");
+    chmod(&p, 0o644);
+    // New files here would grant nobody read and write.
+    let default = acl(&[
+        (USER_OBJ, 7, NO_ID),
+        (USER, 6, 65534),
+        (GROUP_OBJ, 5, NO_ID),
+        (MASK, 7, NO_ID),
+        (OTHER, 5, NO_ID),
+    ]);
+    if let Err(e) = set_xattr(&dir, DEFAULT_ACL, &default) {
+        eprintln!("skipped: this file system takes no ACL ({e})");
+        return;
+    }
+    assert_eq!(write(&env, "inherit/plain.txt", "new"), wrote(3, "plain.txt"));
+    // Still no ACL: nobody may not write it, and may read it only as
+    // "other", as before.
+    assert_eq!((mode(&p), get_xattr(&p, ACCESS_ACL)), (0o644, None));
+    assert_eq!(env.read("inherit/plain.txt"), b"new");
+}
+
+#[test]
+fn attributes_that_cannot_be_read_make_the_write_go_in_place() {
+    let env = Env::new();
+    let dir = env.mkdir("open");
+    chmod(&dir, 0o777);
+    let p = env.write("open/drop.txt", "old");
+    if let Err(e) = set_xattr(&p, "user.origin", b"kept") {
+        eprintln!("skipped: this file system takes no user attribute ({e})");
+        return;
+    }
+    // Its writer's own file, which it may write but not read: nor may it
+    // read the attribute, so a new file could not be given it.
+    std::os::unix::fs::chown(&p, Some(65534), Some(65534)).ok();
+    chmod(&p, 0o200);
+    let before = inode(&p);
+    assert_eq!(write_as_nobody(&env, "open/drop.txt", "new"), wrote(3, "drop.txt"));
+    assert_eq!(inode(&p), before);
+    chmod(&p, 0o600);
+    assert_eq!(get_xattr(&p, "user.origin").as_deref(), Some(&b"kept"[..]));
+    assert_eq!(env.read("open/drop.txt"), b"new");
+    assert_no_temp_files(&dir);
+}
+
+#[test]
+fn setuid_and_setgid_bits_survive_a_write_by_the_files_own_owner() {
+    // The owner is not root: root runs the tools as nobody, on nobody's
+    // files (root's own writes never cleared the bits).
+    let env = Env::new();
+    let dir = env.mkdir("mine");
+    let p = env.write("mine/tool", "#!/bin/sh\n");
+    common::procs::chown_tree_to_nobody(&dir);
+    chmod(&p, 0o6755);
+    let before = inode(&p);
+    assert_eq!(write_as_nobody(&env, "mine/tool", "#!/bin/sh\necho\n"), wrote(15, "tool"));
+    assert_eq!(mode(&p), 0o6755);
+    assert_ne!(inode(&p), before, "replaced by rename, not written in place");
+    let args = json!({"file_path": "mine/tool", "old_string": "echo", "new_string": "true"});
+    let ran = env.cmd("file-edit").stdin(args.to_string()).as_nobody().run();
+    assert_eq!(ran.json(), json!({"output": "Replaced 1 occurrence in tool", "replacements": 1}));
+    assert_eq!(mode(&p), 0o6755);
+    assert_eq!(env.read("mine/tool"), b"#!/bin/sh\ntrue\n");
+}
+
+#[test]
+fn a_fifo_or_socket_target_is_refused_at_once_even_with_a_reader() {
+    let env = Env::new();
+    let fifo = env.path("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    // A reader that holds the FIFO open and never reads: more than the
+    // pipe holds would wait for it forever.
+    let _reader =
+        fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(env.path("sock")).unwrap();
+    let content = "x".repeat(1 << 20);
+    for name in ["pipe", "sock"] {
+        let ran = env
+            .cmd("file-write")
+            .stdin(json!({"file_path": name, "content": content}).to_string())
+            .timeout(std::time::Duration::from_secs(10))
+            .run();
+        assert_eq!(ran.json(), error(&format!("Cannot open file: {name}"), "OPEN_FAILED"));
+    }
+    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // Character devices are still written in place.
+    assert_eq!(write(&env, "/dev/null", "x"), wrote(1, "null"));
+}
+
+#[test]
+fn a_write_waits_for_the_lock_an_edit_holds_and_then_lands() {
+    let env = Env::new();
+    let p = env.write("f.txt", "old");
+    // An edit (or another program) holds the lock.
+    let holder =
+        nix::fcntl::Flock::lock(fs::File::open(&p).unwrap(), nix::fcntl::FlockArg::LockExclusive)
+            .unwrap();
+    let mut child = Command::new(env.link("file-write"))
+        .current_dir(env.work())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let args = json!({"file_path": "f.txt", "content": "new"});
+    child.stdin.take().unwrap().write_all(args.to_string().as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!common::procs::has_exited(&child), "file_write went ahead while the file was locked");
+    assert_eq!(env.read("f.txt"), b"old");
+    drop(holder);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), wrote(3, "f.txt"));
+    assert_eq!(env.read("f.txt"), b"new");
+}
+
+#[test]
+fn a_write_gives_up_on_a_lock_held_past_the_wait_and_changes_nothing() {
+    let env = Env::new();
+    let p = env.write("f.txt", "old");
+    let _holder =
+        nix::fcntl::Flock::lock(fs::File::open(&p).unwrap(), nix::fcntl::FlockArg::LockExclusive)
+            .unwrap();
+    let ran = env
+        .cmd("file-write")
+        .env("IKIGAI_TOOLS_LOCK_WAIT", "0.3")
+        .stdin(json!({"file_path": "f.txt", "content": "new"}).to_string())
+        .run();
+    assert_eq!(
+        ran.json(),
+        error(
+            "Failed to write file: f.txt (another edit kept it locked; nothing was changed, try again)",
+            "WRITE_FAILED"
+        )
+    );
+    assert_eq!(env.read("f.txt"), b"old");
+}
+
+/// Clears the append-only flag of a directory when dropped, so that the
+/// test's directory can be removed.
+struct AppendOnly(fs::File);
+
+impl AppendOnly {
+    fn set(dir: &Path) -> std::io::Result<AppendOnly> {
+        let d = fs::File::open(dir)?;
+        let flags = rustix::fs::ioctl_getflags(&d)?;
+        rustix::fs::ioctl_setflags(&d, flags | rustix::fs::IFlags::APPEND)?;
+        Ok(AppendOnly(d))
+    }
+}
+
+impl Drop for AppendOnly {
+    fn drop(&mut self) {
+        if let Ok(flags) = rustix::fs::ioctl_getflags(&self.0) {
+            let _ = rustix::fs::ioctl_setflags(&self.0, flags - rustix::fs::IFlags::APPEND);
+        }
+    }
+}
+
+#[test]
+fn an_append_only_directory_gets_no_temporary_file_and_new_files_work() {
+    if !is_root() {
+        eprintln!("skipped: making a directory append-only (chattr +a) takes root");
+        return;
+    }
+    let env = Env::new();
+    let dir = env.mkdir("log");
+    env.write("log/old.txt", "old\n");
+    let _flag = match AppendOnly::set(&dir) {
+        Ok(flag) => flag,
+        Err(e) => {
+            eprintln!("skipped: this file system has no append-only directories ({e})");
+            return;
+        }
+    };
+    assert_eq!(write(&env, "log/old.txt", "rewritten\n"), wrote(10, "old.txt"));
+    let args =
+        json!({"file_path": "log/old.txt", "old_string": "rewritten", "new_string": "edited"});
+    assert_eq!(
+        env.call("file-edit", args),
+        json!({"output": "Replaced 1 occurrence in old.txt", "replacements": 1})
+    );
+    // `echo > new.txt` works here; so does file_write.
+    assert_eq!(write(&env, "log/new.txt", "fresh\n"), wrote(6, "new.txt"));
+    assert_eq!(common::procs::names_in(&dir), ["new.txt", "old.txt"]);
+    assert_eq!(env.read("log/old.txt"), b"edited\n");
+    assert_eq!(env.read("log/new.txt"), b"fresh\n");
 }

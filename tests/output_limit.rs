@@ -15,25 +15,11 @@ const MIB: u64 = 1 << 20;
 /// What a tool may hold beside its bounded output: code, libc, buffers.
 const SLACK: u64 = 8 * MIB;
 
-/// Not a test: the small process that runs a tool and measures it (see
-/// `procs::Measured`). Does nothing unless started by `Measured::start`.
-#[test]
-#[ignore = "the peak-memory helper; runs only when a test starts it"]
-fn helper() {
-    // Run by `--include-ignored` too, where it has nothing to measure.
-    if !procs::helper_main() {
-        eprintln!(
-            "output_limit::helper: not started by procs::Measured::start, nothing to measure"
-        );
-    }
-}
-
 /// Starts the tool linked as `link` with `args` on stdin and `limit` as
 /// IKIGAI_TOOLS_MAX_OUTPUT (None: the default), through the helper.
 fn start(env: &Env, link: &str, args: &Value, limit: Option<u64>) -> Measured {
     let limit = limit.map(|l| l.to_string());
     Measured::start(
-        "output_limit::helper",
         &env.link(link),
         &env.work(),
         args.to_string().as_bytes(),

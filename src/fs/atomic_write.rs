@@ -2,57 +2,65 @@
 //! a file is written").
 //!
 //! The new content goes to a temporary file in the target's own directory
-//! (`.NAME.ikigai-tmp-XXXXXX`), which is flushed to disk and renamed over the
-//! target, and then the directory is flushed too: a reader, or a machine that
+//! (`fs::temp_file`), which is flushed to disk and renamed over the target,
+//! and then the directory is flushed too: a reader, or a machine that
 //! crashes, sees the old file or the new one, never half of each. The
-//! target's permission bits, owner and group are kept; a symbolic link
-//! keeps being a link and the file it points to is written.
+//! target's owner, group, extended attributes (its ACL among them) and
+//! permission bits (set-id bits included) are given to the new file; a
+//! symbolic link keeps being a link and the file it points to is written.
 //!
 //! Where a rename would be wrong or impossible the file is written in place:
 //! several hard links (a rename would split them), not a regular file
-//! (`/dev/null`, a FIFO), a directory we may not write while the file is
-//! writable, or somebody else's file whose owner a new file could not get. Space is reserved first where the file system can, so that a
-//! full disk leaves even an in-place target untouched.
+//! (`/dev/null`), a directory we may not write while the file is writable,
+//! an append-only directory (no temporary file is made there at all),
+//! somebody else's file whose owner a new file could not get, or one whose
+//! attributes or mode a new file could not get. Space is reserved first
+//! where the file system can, so that a full disk leaves even an in-place
+//! target untouched. A FIFO or socket is refused: writing one could wait
+//! forever.
+//!
+//! The caller holds the lock (`fs::lock`); this module only writes.
 
-use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use nix::unistd::{faccessat, fchown, AccessFlags, Gid, Uid};
 
 use crate::error::ToolError;
+use crate::fs::append_only::is_append_only;
 use crate::fs::open::clear_nonblock;
-
-/// Marks our temporary files, so that one left by a killed process is
-/// recognisable for what it is.
-const TEMP_MARK: &str = ".ikigai-tmp-";
+use crate::fs::temp_file::TempFile;
+use crate::fs::xattrs;
 
 /// Symbolic links followed before giving up, as the kernel does (ELOOP).
 const MAX_SYMLINKS: usize = 40;
 
-/// The longest file name most file systems take (NAME_MAX).
-const NAME_MAX: usize = 255;
+/// The bytes to write: their length, and the bytes themselves piece by
+/// piece, so that an edit of a large file writes the unchanged stretches
+/// straight from the old content instead of building the new one.
+pub trait Content {
+    /// The number of bytes.
+    fn size(&self) -> usize;
+
+    /// Calls `sink` with the pieces, in order, until it fails.
+    fn each_piece(&self, sink: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>;
+}
+
+impl Content for [u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+
+    fn each_piece(&self, sink: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        sink(self)
+    }
+}
 
 /// Writes `content` to `path` (as the caller gave it; error messages name it
 /// so) crash-safely, or in place where a rename would be wrong.
-pub fn write(path: &str, content: &[u8]) -> Result<(), ToolError> {
-    write_parts(path, &[content])
-}
-
-/// `write` of the concatenation of `parts`, without making it: an edit of a
-/// large file writes the unchanged stretches straight from the old content.
-pub fn write_parts(path: &str, parts: &[&[u8]]) -> Result<(), ToolError> {
-    let content = Parts(parts);
-    // A file size limit (`ulimit -f`) must fail the write with EFBIG, which
-    // we report, rather than kill the tool with SIGXFSZ before it answers.
-    // SAFETY: setting a signal disposition to SIG_IGN has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
+pub fn write<C: Content + ?Sized>(path: &str, content: &C) -> Result<(), ToolError> {
     // `fopen("dir/", "w")` fails whether or not `dir` exists: a path with a
     // trailing slash names a directory, never a file to write.
     if path.ends_with('/') {
@@ -60,12 +68,18 @@ pub fn write_parts(path: &str, parts: &[&[u8]]) -> Result<(), ToolError> {
     }
     let open_failed = |e: &io::Error| ToolError::from_io(e, path, ToolError::OpenFailed);
     let target = resolve_symlinks(Path::new(path)).map_err(|e| open_failed(&e))?;
+    let dir = parent(&target);
     let meta = match fs::metadata(&target) {
         Ok(meta) => meta,
         // A new file; its parent must exist, and a missing one is
         // OPEN_FAILED, not FILE_NOT_FOUND (seed 000).
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            return replace(&target, content, None).map_err(|err| match err {
+            let created = if is_append_only(dir) {
+                create_in_place(&target, content)
+            } else {
+                replace(&target, content, None)
+            };
+            return created.map_err(|err| match err {
                 Failure::Create(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                     ToolError::OpenFailed(path.to_owned())
                 }
@@ -74,14 +88,17 @@ pub fn write_parts(path: &str, parts: &[&[u8]]) -> Result<(), ToolError> {
         }
         Err(e) => return Err(open_failed(&e)),
     };
-    if meta.is_dir() {
+    let kind = meta.file_type();
+    // A directory cannot be written; a FIFO or a socket would make the
+    // write wait for a reader that may never come.
+    if kind.is_dir() || kind.is_fifo() || kind.is_socket() {
         return Err(ToolError::OpenFailed(path.to_owned()));
     }
     // The rename below would replace a file we may not write (a read-only
     // file in a writable directory): refuse, as opening it would.
     faccessat(None, &target, AccessFlags::W_OK, nix::fcntl::AtFlags::AT_EACCESS)
         .map_err(|errno| open_failed(&io::Error::from(errno)))?;
-    if !meta.is_file() || meta.nlink() > 1 {
+    if !meta.is_file() || meta.nlink() > 1 || is_append_only(dir) {
         return write_in_place(&target, content, &meta, path);
     }
     match replace(&target, content, Some(&meta)) {
@@ -94,7 +111,8 @@ pub fn write_parts(path: &str, parts: &[&[u8]]) -> Result<(), ToolError> {
         }
         // Somebody else's file we may write: a new file would be ours, so
         // write theirs in place (as Emacs and Vim do) and it stays theirs.
-        Err(Failure::Owner) => write_in_place(&target, content, &meta, path),
+        // Likewise a file whose attributes or mode a new file cannot get.
+        Err(Failure::Owner | Failure::Attributes) => write_in_place(&target, content, &meta, path),
         Err(other) => Err(other.into_tool_error(path)),
     }
 }
@@ -109,6 +127,9 @@ enum Failure {
     Rename(io::Error),
     /// The target's owner or group cannot be given to a new file.
     Owner,
+    /// The target's extended attributes or mode cannot be given to a new
+    /// file.
+    Attributes,
 }
 
 impl Failure {
@@ -118,7 +139,7 @@ impl Failure {
             Failure::Write(e) | Failure::Rename(e) => {
                 ToolError::from_io(&e, path, ToolError::WriteFailed)
             }
-            Failure::Owner => ToolError::WriteFailed(path.to_owned()),
+            Failure::Owner | Failure::Attributes => ToolError::WriteFailed(path.to_owned()),
         }
     }
 }
@@ -128,6 +149,14 @@ fn rename_refused(e: &io::Error) -> bool {
         e.raw_os_error(),
         Some(libc::EACCES | libc::EPERM | libc::EROFS | libc::EBUSY | libc::EXDEV)
     )
+}
+
+/// The directory holding `target`.
+fn parent(target: &Path) -> &Path {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Follows `path` through symbolic links (chains and relative links
@@ -156,35 +185,52 @@ fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
 
 /// Writes a temporary file next to `target` and renames it over it.
 /// `existing` is the target's metadata, `None` for a new file.
-fn replace(target: &Path, content: Parts<'_>, existing: Option<&Metadata>) -> Result<(), Failure> {
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+fn replace<C: Content + ?Sized>(
+    target: &Path,
+    content: &C,
+    existing: Option<&Metadata>,
+) -> Result<(), Failure> {
+    let dir = parent(target);
     let name = target.file_name().unwrap_or(target.as_os_str());
-    // A new file gets 0666 less the umask, which open() applies. An existing
-    // file's mode is set once its owner is (chown clears set-id bits); until
+    // A new file gets 0666 less the umask (and its directory's default
+    // ACL), as open() gives them. An existing file's mode comes last; until
     // then only we may read the temporary file.
     let create_mode = if existing.is_some() { 0o600 } else { 0o666 };
-    let mut temp = TempFile::create(dir, name, create_mode).map_err(Failure::Create)?;
+    let temp = TempFile::create(dir, name, create_mode).map_err(Failure::Create)?;
+    let file = temp.file();
     if let Some(meta) = existing {
-        if !keep_owner(&temp.file, meta).map_err(Failure::Write)? {
+        if !keep_owner(file, meta).map_err(Failure::Write)? {
             return Err(Failure::Owner);
         }
-        // After the owner: chown clears set-id bits.
-        let mode = fs::Permissions::from_mode(meta.mode() & 0o7777);
-        temp.file.set_permissions(mode).map_err(Failure::Write)?;
+        xattrs::copy(target, file).map_err(|_| Failure::Attributes)?;
     }
-    content.write_to(&temp.file).map_err(Failure::Write)?;
-    temp.file.sync_all().map_err(Failure::Write)?;
-    fs::rename(&temp.path, target).map_err(Failure::Rename)?;
-    temp.renamed = true;
+    write_all(file, content).map_err(Failure::Write)?;
+    if let Some(meta) = existing {
+        // After the owner (chown clears set-id bits) and after the last
+        // write (a write by anyone but root clears them too).
+        keep_mode(file, meta)?;
+    }
+    file.sync_all().map_err(Failure::Write)?;
+    temp.rename_over(target).map_err(Failure::Rename)?;
     // The rename itself is durable only once the directory is flushed.
     // Some file systems cannot sync a directory; the file is written anyway.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Gives the temporary file the target's permission bits, and checks that
+/// it has them: the kernel silently drops a setgid bit that a process
+/// outside the file's group sets.
+fn keep_mode(file: &File, meta: &Metadata) -> Result<(), Failure> {
+    let mode = meta.mode() & 0o7777;
+    file.set_permissions(fs::Permissions::from_mode(mode)).map_err(Failure::Write)?;
+    match file.metadata() {
+        Ok(now) if now.mode() & 0o7777 == mode => Ok(()),
+        Ok(_) => Err(Failure::Attributes),
+        Err(e) => Err(Failure::Write(e)),
+    }
 }
 
 /// Gives the temporary file the target's owner and group; false when the
@@ -201,134 +247,68 @@ fn keep_owner(file: &File, meta: &Metadata) -> io::Result<bool> {
     Ok(fchown(file.as_raw_fd(), uid, gid).is_ok())
 }
 
-/// A temporary file that removes itself unless it was renamed into place.
-struct TempFile {
-    path: PathBuf,
-    file: File,
-    renamed: bool,
-}
-
-impl TempFile {
-    fn create(dir: &Path, name: &OsStr, mode: u32) -> io::Result<TempFile> {
-        let seed = random_seed();
-        let mut last_err = io::Error::from_raw_os_error(libc::EEXIST);
-        for attempt in 0..100u64 {
-            let path = dir.join(temp_name(
-                name,
-                seed.wrapping_add(attempt.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            ));
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode)
-                .custom_flags(libc::O_CLOEXEC)
-                .open(&path)
-            {
-                Ok(file) => return Ok(TempFile { path, file, renamed: false }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_err = e,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last_err)
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.renamed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// `.NAME.ikigai-tmp-XXXXXX`, with NAME shortened so that the whole stays
-/// within NAME_MAX.
-fn temp_name(name: &OsStr, random: u64) -> OsString {
-    const SUFFIX_LEN: usize = 6;
-    let room = NAME_MAX - 1 - TEMP_MARK.len() - SUFFIX_LEN;
-    let bytes = name.as_bytes();
-    let mut out = Vec::with_capacity(NAME_MAX);
-    out.push(b'.');
-    out.extend_from_slice(&bytes[..bytes.len().min(room)]);
-    out.extend_from_slice(TEMP_MARK.as_bytes());
-    const ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let mut r = random;
-    for _ in 0..SUFFIX_LEN {
-        out.push(ALPHABET[(r % ALPHABET.len() as u64) as usize]);
-        r /= ALPHABET.len() as u64;
-    }
-    OsString::from_vec(out)
-}
-
-/// Enough randomness to make a name collision with a concurrent writer
-/// unlikely; `create_new` makes one harmless anyway.
-fn random_seed() -> u64 {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let pid = u64::from(std::process::id());
-    // splitmix64 finaliser: spread the bits of time and pid over the word.
-    let mut z = nanos ^ pid.rotate_left(32);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Writes over the existing file itself: its inode, links, owner and mode
-/// stay as they are.
-fn write_in_place(
+/// Writes over the existing file itself: its inode, links, owner, mode and
+/// attributes stay as they are. Only regular files and devices come here
+/// (a FIFO or socket was refused).
+fn write_in_place<C: Content + ?Sized>(
     target: &Path,
-    content: Parts<'_>,
+    content: &C,
     meta: &Metadata,
     path: &str,
 ) -> Result<(), ToolError> {
-    use std::os::unix::fs::FileTypeExt;
     let regular = meta.is_file();
-    let fifo = meta.file_type().is_fifo();
-    // A FIFO without a reader would block the open forever; O_NONBLOCK makes
-    // it fail (ENXIO) instead.
-    let flags = libc::O_CLOEXEC | if fifo { libc::O_NONBLOCK } else { 0 };
+    // O_NONBLOCK keeps the open from waiting should a FIFO have been put
+    // in the file's place since we looked (it fails, ENXIO, without a
+    // reader); the file is checked again once open.
     let file = OpenOptions::new()
         .write(true)
-        .custom_flags(flags)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(target)
         .map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
     let write_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::WriteFailed);
-    if fifo {
-        clear_nonblock(&file).map_err(write_failed)?;
+    let kind = file.metadata().map_err(write_failed)?.file_type();
+    if kind.is_fifo() || kind.is_socket() || kind.is_dir() {
+        return Err(ToolError::OpenFailed(path.to_owned()));
     }
+    clear_nonblock(&file).map_err(write_failed)?;
     if regular {
-        reserve_space(&file, content.len()).map_err(write_failed)?;
+        reserve_space(&file, content.size()).map_err(write_failed)?;
     }
-    content.write_to(&file).map_err(write_failed)?;
+    write_all(&file, content).map_err(write_failed)?;
     if regular {
         // Cut off what remains of a longer old content.
-        file.set_len(content.len() as u64).map_err(write_failed)?;
+        file.set_len(content.size() as u64).map_err(write_failed)?;
         file.sync_all().map_err(write_failed)?;
     }
     Ok(())
 }
 
-/// The content to write, in pieces.
-#[derive(Clone, Copy)]
-struct Parts<'a>(&'a [&'a [u8]]);
+/// A new file in a directory that allows no rename (append-only): created
+/// and written directly, as `echo > file` would.
+fn create_in_place<C: Content + ?Sized>(target: &Path, content: &C) -> Result<(), Failure> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o666)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(target)
+        .map_err(Failure::Create)?;
+    reserve_space(&file, content.size()).map_err(Failure::Write)?;
+    write_all(&file, content).map_err(Failure::Write)?;
+    file.sync_all().map_err(Failure::Write)
+}
 
-impl Parts<'_> {
-    fn len(self) -> usize {
-        self.0.iter().map(|part| part.len()).sum()
-    }
-
-    /// Writes the parts in order: large ones as they are, small ones
-    /// gathered into few writes. Each `FLUSH_AHEAD` bytes written are sent
-    /// on to the disk at once, so that the disk works while the rest is
-    /// written and the final fsync has little left to wait for.
-    fn write_to(self, file: &File) -> io::Result<()> {
-        let mut out = io::BufWriter::with_capacity(GATHER, file);
-        let mut flushed = 0u64;
-        let mut written = 0u64;
-        let result = self
-            .0
-            .iter()
-            .flat_map(|part| part.chunks(FLUSH_AHEAD))
-            .try_for_each(|piece| {
+/// Writes the content's pieces in order: large ones as they are, small
+/// ones gathered into few writes. Each `FLUSH_AHEAD` bytes written are sent
+/// on to the disk at once, so that the disk works while the rest is written
+/// and the final fsync has little left to wait for.
+fn write_all<C: Content + ?Sized>(file: &File, content: &C) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(GATHER, file);
+    let mut flushed = 0u64;
+    let mut written = 0u64;
+    let result = content
+        .each_piece(&mut |part| {
+            for piece in part.chunks(FLUSH_AHEAD) {
                 out.write_all(piece)?;
                 written += piece.len() as u64;
                 if written - flushed >= FLUSH_AHEAD as u64 {
@@ -336,15 +316,15 @@ impl Parts<'_> {
                     start_writeback(file, flushed, written - flushed);
                     flushed = written;
                 }
-                Ok(())
-            })
-            .and_then(|()| out.flush());
-        if result.is_err() {
-            // Dropped unflushed: no second try at a write that failed.
-            let _ = out.into_parts();
-        }
-        result
+            }
+            Ok(())
+        })
+        .and_then(|()| out.flush());
+    if result.is_err() {
+        // Dropped unflushed: no second try at a write that failed.
+        let _ = out.into_parts();
     }
+    result
 }
 
 /// Parts smaller than this are gathered into writes of this size.
@@ -402,24 +382,27 @@ fn reserve_space(_file: &File, _len: usize) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// Content in pieces, as an edit gives it.
+    struct Pieces<'a>(&'a [&'a [u8]]);
+
+    impl Content for Pieces<'_> {
+        fn size(&self) -> usize {
+            self.0.iter().map(|p| p.len()).sum()
+        }
+
+        fn each_piece(&self, sink: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+            self.0.iter().try_for_each(|p| sink(p))
+        }
+    }
+
     #[test]
-    fn parts_are_written_in_order_small_and_large() {
+    fn pieces_are_written_in_order_small_and_large() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         let large: Vec<u8> = (0..FLUSH_AHEAD + 12345).map(|i| (i % 251) as u8).collect();
         let parts: [&[u8]; 5] = [&large, b"a", b"", b"bc", &large[..FLUSH_AHEAD - 1]];
-        write_parts(path.to_str().unwrap(), &parts).unwrap();
+        write(path.to_str().unwrap(), &Pieces(&parts)).unwrap();
         assert!(fs::read(&path).unwrap() == parts.concat());
-    }
-
-    #[test]
-    fn temp_names_are_recognisable_and_fit_name_max() {
-        let short = temp_name(OsStr::new("notes.txt"), 0);
-        let short = short.to_str().unwrap();
-        assert!(short.starts_with(".notes.txt.ikigai-tmp-"), "{short}");
-        assert_eq!(short.len(), ".notes.txt.ikigai-tmp-".len() + 6);
-        let long = "x".repeat(255);
-        assert_eq!(temp_name(OsStr::new(&long), u64::MAX).len(), NAME_MAX);
     }
 
     #[test]

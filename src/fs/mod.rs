@@ -1,9 +1,15 @@
 //! What several tools share about the file system.
 
+pub mod append_only;
 pub mod atomic_write;
+pub mod lock;
 pub mod open;
 pub mod pattern;
+pub mod read;
+pub mod signals;
+pub mod temp_file;
 pub mod walk;
+pub mod xattrs;
 
 /// The last component of `path`, as POSIX basename(3) gives it: trailing
 /// slashes ignored, `/` for the root.

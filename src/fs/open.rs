@@ -1,5 +1,6 @@
 //! Opening the file a tool reads: a regular file, or the error seed 000
-//! gives for what is not one — without ever blocking on a FIFO or device.
+//! gives for what is not one — without ever blocking on a FIFO or device,
+//! or on a "regular" file whose reads wait (`/proc/kmsg`).
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
@@ -16,6 +17,13 @@ use crate::error::ToolError;
 /// The kind of file is checked before opening (a FIFO would block the open,
 /// a socket cannot be opened) and again on the open file (it may have been
 /// replaced in between; the open itself cannot block, thanks to O_NONBLOCK).
+///
+/// A file whose size says 0 keeps O_NONBLOCK: that is how /proc and the
+/// tracing files show that their size is not known up front, and some of
+/// them wait for data (`/proc/kmsg`, `trace_pipe`); non-blocking, such a
+/// read fails at once (EAGAIN, which callers answer with `READ_FAILED`).
+/// Other files are read blocking: O_NONBLOCK means nothing to a disk file,
+/// but a FUSE file system could take it at its word.
 pub fn open_regular(path: &str) -> Result<File, ToolError> {
     let open_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::OpenFailed);
     check_kind(&fs::metadata(path).map_err(open_failed)?, path)?;
@@ -26,8 +34,9 @@ pub fn open_regular(path: &str) -> Result<File, ToolError> {
         .map_err(open_failed)?;
     let meta = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?;
     check_kind(&meta, path)?;
-    // A regular file: reads do not block, so ordinary (blocking) reads it is.
-    clear_nonblock(&file).map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
+    if meta.len() > 0 {
+        clear_nonblock(&file).map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
+    }
     Ok(file)
 }
 

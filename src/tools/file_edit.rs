@@ -8,41 +8,22 @@
 //! - A file with CRLF line endings: an `old_string` with `\n` line breaks
 //!   that matches nothing is tried again with them read as `\r\n`, and
 //!   `new_string` converted alike.
-//! - Concurrent edits of one file are serialised: each holds an exclusive
-//!   flock on the file across read, replace and write, so none is lost.
+//! - A change of a file is serialised with every other change of it, by
+//!   edit or write: an exclusive lock (`fs::lock`) is held across read,
+//!   replace and write, so none is lost.
+//! - Memory: the file, once. The new content is never built: the unchanged
+//!   stretches are written straight from the old content (`Replaced`), so
+//!   even a million one-byte replacements cost no memory of their own. A
+//!   file too large for memory is `OUT_OF_MEMORY`, never an abort.
 //! - The file is written through `fs::atomic_write`.
-
-use std::fs::{self, File};
-use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
-use std::time::{Duration, Instant};
 
 use memchr::memmem;
 
 use crate::error::ToolError;
-use crate::fs::open::open_regular;
-use crate::fs::{atomic_write, basename};
+use crate::fs::atomic_write::{self, Content};
+use crate::fs::{basename, lock, read};
 use crate::json::Field;
-use crate::memory;
 use crate::protocol::{Args, Outcome};
-
-/// How long to wait for another edit of the same file: ours take
-/// milliseconds to a second, but a hundred queued edits of a large file add
-/// up. Past this the edit answers an error rather than go ahead unlocked
-/// (which would lose an edit that answered success); it stays under the
-/// 30 s a host gives a call. `IKIGAI_TOOLS_LOCK_WAIT` (seconds) changes it,
-/// for hosts with another limit.
-const LOCK_WAIT: Duration = Duration::from_secs(25);
-const LOCK_WAIT_VAR: &str = "IKIGAI_TOOLS_LOCK_WAIT";
-
-fn lock_wait() -> Duration {
-    std::env::var(LOCK_WAIT_VAR)
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(LOCK_WAIT, |s| Duration::from_secs_f64(s.min(86_400.0)))
-}
 
 pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
@@ -55,9 +36,9 @@ pub fn run(args: &Args) -> Outcome {
     if old == new {
         return Err(ToolError::InvalidArg("old_string and new_string are identical".to_owned()));
     }
-    // Held until the edited file is in place; closing it releases the lock.
-    let mut file = open_locked(path)?;
-    let content = read_all(&mut file, path)?;
+    // Held until the edited file is in place; dropping it releases the lock.
+    let file = lock::for_edit(path)?;
+    let content = read::read_up_to(&file, path, u64::MAX)?;
     let (old, new) = (old.as_bytes(), new.as_bytes());
     let mut count = memmem::find_iter(&content, old).count();
     let crlf;
@@ -76,7 +57,7 @@ pub fn run(args: &Args) -> Outcome {
         return Err(ToolError::NotUnique(count));
     }
     if count > 0 {
-        atomic_write::write_parts(path, &replaced(&content, old, new, count))?;
+        atomic_write::write(path, &Replaced { content: &content, old, new, count })?;
     }
     drop(file);
     let plural = if count == 1 { "" } else { "s" };
@@ -85,69 +66,6 @@ pub fn run(args: &Args) -> Outcome {
         ("output", Field::Text(output.into_bytes())),
         ("replacements", Field::Int(i64::try_from(count).unwrap_or(i64::MAX))),
     ])
-}
-
-/// Opens the file and takes an exclusive lock on it. A concurrent edit may
-/// have renamed a new file over the path while we waited; a lock on the old
-/// one guards nothing, so then the path is opened again.
-fn open_locked(path: &str) -> Result<File, ToolError> {
-    let deadline = Instant::now() + lock_wait();
-    loop {
-        let file = open_regular(path)?;
-        match lock_until(&file, deadline) {
-            Lock::Held if !same_file(path, &file) => continue,
-            Lock::Held | Lock::Unsupported => return Ok(file),
-            Lock::TimedOut => return Err(ToolError::EditLocked(path.to_owned())),
-        }
-    }
-}
-
-enum Lock {
-    Held,
-    /// Another process held it past the deadline.
-    TimedOut,
-    /// The file system has no locks (some network file systems): the edit
-    /// goes ahead as an edit without the lock would.
-    Unsupported,
-}
-
-/// Waits for an exclusive flock until `deadline`.
-fn lock_until(file: &File, deadline: Instant) -> Lock {
-    use nix::errno::Errno;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        // SAFETY: flock on a descriptor we own; it only takes a lock.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        match Errno::result(rc) {
-            Ok(_) => return Lock::Held,
-            Err(Errno::EWOULDBLOCK | Errno::EINTR) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(Errno::EWOULDBLOCK | Errno::EINTR) => return Lock::TimedOut,
-            Err(_) => return Lock::Unsupported,
-        }
-    }
-}
-
-/// Whether `path` still names the open file.
-fn same_file(path: &str, file: &File) -> bool {
-    match (fs::metadata(path), file.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        // Gone or unreadable now: the next open reports it.
-        _ => false,
-    }
-}
-
-fn read_all(file: &mut File, path: &str) -> Result<Vec<u8>, ToolError> {
-    let mut content = Vec::new();
-    if let Ok(meta) = file.metadata() {
-        // One byte more, so the read that finds the end needs no new room.
-        memory::reserve(&mut content, usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
-    }
-    file.read_to_end(&mut content)
-        .map_err(|e: io::Error| ToolError::from_io(&e, path, ToolError::ReadFailed))?;
-    Ok(content)
 }
 
 /// `\n` line breaks as `\r\n` (those already preceded by `\r` stay).
@@ -165,18 +83,35 @@ fn to_crlf(text: &[u8]) -> Vec<u8> {
 }
 
 /// `content` with its `count` non-overlapping occurrences of `old`
-/// replaced by `new`, as the pieces to write one after the other: the
-/// unchanged stretches are not copied.
-fn replaced<'a>(content: &'a [u8], old: &[u8], new: &'a [u8], count: usize) -> Vec<&'a [u8]> {
-    let mut parts = Vec::with_capacity(2 * count + 1);
-    let mut last = 0;
-    for pos in memmem::find_iter(content, old) {
-        parts.push(&content[last..pos]);
-        parts.push(new);
-        last = pos + old.len();
+/// replaced by `new`, found again as it is written: the stretches between
+/// them go to the file straight from `content`.
+struct Replaced<'a> {
+    content: &'a [u8],
+    old: &'a [u8],
+    new: &'a [u8],
+    count: usize,
+}
+
+impl Content for Replaced<'_> {
+    fn size(&self) -> usize {
+        // No overflow: the result is at most the old content plus `count`
+        // copies of `new`, each under the argument's size.
+        (self.content.len() - self.count * self.old.len())
+            .saturating_add(self.count * self.new.len())
     }
-    parts.push(&content[last..]);
-    parts
+
+    fn each_piece(
+        &self,
+        sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut last = 0;
+        for pos in memmem::find_iter(self.content, self.old) {
+            sink(&self.content[last..pos])?;
+            sink(self.new)?;
+            last = pos + self.old.len();
+        }
+        sink(&self.content[last..])
+    }
 }
 
 #[cfg(test)]
@@ -189,9 +124,23 @@ mod tests {
         assert_eq!(to_crlf(b"\n\n"), b"\r\n\r\n");
     }
 
+    fn replaced(content: &[u8], old: &[u8], new: &[u8], count: usize) -> Vec<u8> {
+        let replaced = Replaced { content, old, new, count };
+        let mut out = Vec::new();
+        replaced
+            .each_piece(&mut |piece| {
+                out.extend_from_slice(piece);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(out.len(), replaced.size());
+        out
+    }
+
     #[test]
     fn replacement_is_left_to_right_without_overlap() {
-        assert_eq!(replaced(b"aaaaa", b"aa", b"b", 2).concat(), b"bba");
-        assert_eq!(replaced(b"x\0y\0", b"\0", b"", 2).concat(), b"xy");
+        assert_eq!(replaced(b"aaaaa", b"aa", b"b", 2), b"bba");
+        assert_eq!(replaced(b"x\0y\0", b"\0", b"", 2), b"xy");
+        assert_eq!(replaced(b"abc", b"b", b"BBB", 1), b"aBBBc");
     }
 }

@@ -349,6 +349,20 @@ pub struct Report {
     pub stdout: Vec<u8>,
 }
 
+/// The test that is the helper, in this one test binary.
+const HELPER_TEST: &str = "common::procs::helper";
+
+/// Not a test: the small process that runs a tool and measures it (see
+/// [`Measured`]). Does nothing unless started by `Measured::start`; run by
+/// `--ignored` too, where it has nothing to measure.
+#[test]
+#[ignore = "the peak-memory helper; runs only when a test starts it"]
+fn helper() {
+    if !helper_main() {
+        eprintln!("common::procs::helper: not started by Measured::start, nothing to measure");
+    }
+}
+
 /// The variables that tell the test binary it runs as the helper.
 pub const HELPER_DIR: &str = "IKIGAI_TEST_HELPER_DIR";
 const HELPER_TOOL: &str = "IKIGAI_TEST_HELPER_TOOL";
@@ -357,17 +371,11 @@ impl Measured {
     /// Starts `tool` (a link to the binary) in `cwd` through the helper test
     /// `helper_test` of the current test binary, with `stdin` and the
     /// environment changes in `envs` (None: removed).
-    pub fn start(
-        helper_test: &str,
-        tool: &Path,
-        cwd: &Path,
-        stdin: &[u8],
-        envs: &[(&str, Option<&str>)],
-    ) -> Measured {
+    pub fn start(tool: &Path, cwd: &Path, stdin: &[u8], envs: &[(&str, Option<&str>)]) -> Measured {
         let dir = tempfile::tempdir().expect("helper dir");
         std::fs::write(dir.path().join("stdin"), stdin).expect("write stdin");
         let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
-        cmd.args([helper_test, "--exact", "--ignored", "--nocapture", "--test-threads=1", "-q"])
+        cmd.args([HELPER_TEST, "--exact", "--ignored", "--nocapture", "--test-threads=1", "-q"])
             .current_dir(cwd)
             .env(HELPER_DIR, dir.path())
             .env(HELPER_TOOL, tool)

@@ -1,0 +1,129 @@
+//! The signals that would interrupt a write, and the process-wide settings
+//! for them, made once at start-up (`install`, the first thing `cli::main`
+//! does):
+//!
+//! - SIGTERM, SIGINT, SIGHUP (a host stopping the tool): the temporary file
+//!   of a write in progress (`remove_on_signal`) is removed, then the signal
+//!   is raised again with its default disposition, so that the tool still
+//!   ends "killed by signal N". A signal the host ignores (`nohup`) stays
+//!   ignored. Only SIGKILL (and power loss) can leave a temporary file.
+//! - SIGXFSZ: a file size limit (`ulimit -f`) fails the write with EFBIG,
+//!   which the tool reports, instead of killing it before it answers.
+//!
+//! Handlers, never SIG_IGN: an ignored signal stays ignored in the programs
+//! the bash tool starts, a handled one is reset to its default at exec.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
+
+/// The signals by which a host tells the tool to stop.
+const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
+
+/// The temporary file to remove if the tool is stopped: a C string leaked
+/// while registered, null when there is none.
+static TEMP_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Sets the dispositions described above, for the whole process.
+pub fn install() {
+    let stop = SigAction::new(
+        SigHandler::Handler(remove_temp_and_die),
+        SaFlags::SA_RESTART,
+        stop_signals(),
+    );
+    for sig in STOP {
+        if !is_ignored(sig) {
+            // SAFETY: the handler only makes async-signal-safe calls
+            // (unlink, signal, raise) and reads an atomic.
+            let _ = unsafe { sigaction(sig, &stop) };
+        }
+    }
+    let fail_the_write =
+        SigAction::new(SigHandler::Handler(do_nothing), SaFlags::SA_RESTART, SigSet::empty());
+    // SAFETY: the handler does nothing.
+    let _ = unsafe { sigaction(Signal::SIGXFSZ, &fail_the_write) };
+}
+
+/// While the returned value lives, a stop signal removes `path` before the
+/// tool dies.
+pub fn remove_on_signal(path: &Path) -> Registration {
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        // A path with a NUL byte names no file: nothing to remove.
+        return Registration(());
+    };
+    let new = c_path.into_raw();
+    let old = blocked(|| TEMP_PATH.swap(new, Ordering::SeqCst));
+    free(old);
+    Registration(())
+}
+
+/// Unregisters the temporary file when dropped.
+#[must_use]
+pub struct Registration(());
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let old = blocked(|| TEMP_PATH.swap(std::ptr::null_mut(), Ordering::SeqCst));
+        free(old);
+    }
+}
+
+/// Runs `f` with the stop signals held back: one that comes meanwhile is
+/// delivered when `f` is done. A rename and the unregistering of the file
+/// it renamed go together so: a signal between them would remove the
+/// target itself.
+pub fn blocked<T>(f: impl FnOnce() -> T) -> T {
+    let old = stop_signals().thread_swap_mask(SigmaskHow::SIG_BLOCK);
+    let result = f();
+    if let Ok(old) = old {
+        let _ = old.thread_set_mask();
+    }
+    result
+}
+
+fn stop_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for sig in STOP {
+        set.add(sig);
+    }
+    set
+}
+
+fn free(ptr: *mut libc::c_char) {
+    if !ptr.is_null() {
+        // SAFETY: every non-null pointer stored in TEMP_PATH came from
+        // `CString::into_raw`, and the swap that took it out gave it to us
+        // alone.
+        drop(unsafe { CString::from_raw(ptr) });
+    }
+}
+
+extern "C" fn remove_temp_and_die(sig: libc::c_int) {
+    let path = TEMP_PATH.load(Ordering::SeqCst);
+    // SAFETY: async-signal-safe calls; `path`, when not null, is a C string
+    // that stays allocated while registered, and it is unregistered (and
+    // freed) only with these signals blocked, so never under this handler.
+    unsafe {
+        if !path.is_null() {
+            libc::unlink(path);
+        }
+        // The default disposition, and the signal again: it is blocked while
+        // its handler runs, so it ends the process as soon as we return.
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+extern "C" fn do_nothing(_sig: libc::c_int) {}
+
+fn is_ignored(sig: Signal) -> bool {
+    // SAFETY: a query; a null new action changes nothing.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig as libc::c_int, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
