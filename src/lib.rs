@@ -8,6 +8,7 @@ pub mod fs;
 pub mod host;
 pub mod json;
 pub mod limit;
+pub mod mcp;
 pub mod memory;
 pub mod protocol;
 pub mod tools;

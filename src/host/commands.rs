@@ -32,15 +32,16 @@ const CATALOG: &str = "catalog";
 const CHECK: &str = "check";
 const CALL: &str = "call";
 const LIST: &str = "list";
+const MCP: &str = "mcp";
 
 /// Whether `name` is one of the host subcommands.
 pub fn is_host_command(name: &str) -> bool {
-    [CATALOG, CHECK, CALL, LIST].contains(&name)
+    [CATALOG, CHECK, CALL, LIST, MCP].contains(&name)
 }
 
 /// The host subcommands, for the `ikigai-tools` applet.
 pub fn commands() -> Vec<Command> {
-    vec![catalog_command(), check_command(), call_command(), list_command()]
+    vec![catalog_command(), check_command(), call_command(), list_command(), mcp_command()]
 }
 
 /// Runs the host subcommand `name`; returns the exit code.
@@ -50,9 +51,16 @@ pub fn run(name: &str, m: &ArgMatches) -> u8 {
         CHECK => run_check(m),
         CALL => run_call(m),
         LIST => run_list(m),
+        MCP => return crate::mcp::run(),
         _ => Exit::Usage,
     };
     exit as u8
+}
+
+fn mcp_command() -> Command {
+    Command::new(MCP).about(
+        "Serve the tools over the Model Context Protocol on stdio (for Claude, Cursor, VS Code, Codex ...)",
+    )
 }
 
 fn default_dirs_arg() -> Arg {

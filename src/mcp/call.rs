@@ -1,0 +1,181 @@
+//! One `tools/call` as a child process of this very binary: `/proc/self/exe`
+//! named after the tool, the JSON arguments on stdin (the ikigai dialect),
+//! one JSON object back on stdout. The command line's code path answers,
+//! and a call that crashes, aborts or kills itself takes only its own
+//! process with it.
+//!
+//! The child leads its own process group, so that a cancellation reaches
+//! everything it started in that group; bash puts its command in a session
+//! of its own and kills it when told to stop (SIGTERM), which is why the
+//! group gets SIGTERM first and SIGKILL only after a grace.
+//!
+//! `spawn_in_own_group` and `stop_group` are the two places the process
+//! module of the crate can take over.
+
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::Tool;
+
+/// How long a stopped tool gets to clean up (bash kills its command's
+/// group, file_write removes its temporary file) before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What the child left behind.
+pub struct Finished {
+    pub stdout: Vec<u8>,
+    pub status: ExitStatus,
+}
+
+/// How a call ended.
+pub enum Ended {
+    Finished(Finished),
+    /// Cancelled by the client or by the server's shutdown: the child's
+    /// group was stopped and nothing is to be answered.
+    Stopped,
+}
+
+/// What every call shares: the server's shutdown, and a way to know when
+/// all calls have stopped.
+#[derive(Clone)]
+pub struct Calls {
+    shutdown: CancellationToken,
+    /// Each running call holds a clone; when the last is dropped, the
+    /// receiver of [`Calls::shutdown_and_wait`] sees the channel closed.
+    alive: mpsc::Sender<()>,
+}
+
+/// The receiving half of [`Calls`], kept by the server's main task.
+pub struct AllStopped(mpsc::Receiver<()>);
+
+impl Calls {
+    pub fn new() -> (Calls, AllStopped) {
+        let (alive, rx) = mpsc::channel(1);
+        (Calls { shutdown: CancellationToken::new(), alive }, AllStopped(rx))
+    }
+
+    /// Stops every running call (as a cancellation does) and waits, at most
+    /// the grace and a little, until their processes are gone.
+    pub async fn shutdown_and_wait(self, mut all: AllStopped) {
+        self.shutdown.cancel();
+        drop(self.alive);
+        let _ = tokio::time::timeout(STOP_GRACE + Duration::from_millis(500), all.0.recv()).await;
+    }
+
+    /// Runs `tool` with `args` (a JSON object's text) to its end, or until
+    /// `cancel` fires or the server shuts down.
+    pub async fn run(
+        &self,
+        tool: &Tool,
+        args: Vec<u8>,
+        cancel: CancellationToken,
+    ) -> io::Result<Ended> {
+        let _alive = self.alive.clone();
+        if self.shutdown.is_cancelled() {
+            return Ok(Ended::Stopped);
+        }
+        let mut child = spawn_in_own_group(tool)?;
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let work = async {
+            // The tool reads all of stdin before it writes anything, so
+            // writing first and reading after cannot deadlock.
+            if let Some(mut pipe) = stdin {
+                // A tool that dies early closes its end: its status says why.
+                let _ = pipe.write_all(&args).await;
+            }
+            let mut out = Vec::new();
+            if let Some(mut pipe) = stdout {
+                pipe.read_to_end(&mut out).await?;
+            }
+            let status = child.wait().await?;
+            Ok::<_, io::Error>(Finished { stdout: out, status })
+        };
+        tokio::select! {
+            finished = work => return finished.map(Ended::Finished),
+            () = cancel.cancelled() => {}
+            () = self.shutdown.cancelled() => {}
+        }
+        if let Some(pgid) = pgid {
+            stop_group(pgid).await;
+        }
+        Ok(Ended::Stopped)
+    }
+}
+
+/// Starts `tool` as a child of this binary, in a process group of its own,
+/// with piped stdin and stdout and the server's stderr. The child is sent
+/// SIGTERM if the server dies, so that a killed server leaves no calls
+/// running.
+fn spawn_in_own_group(tool: &Tool) -> io::Result<Child> {
+    let mut command = Command::new("/proc/self/exe");
+    command
+        // argv[0] picks the tool, as a link in libexec/ikigai does; the
+        // plain name keeps the command line's default output limit.
+        .arg0(tool.command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command
+            .pre_exec(|| nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(io::Error::from));
+    }
+    command.spawn()
+}
+
+/// Stops the process group `pgid` led by a child of ours: SIGTERM at once,
+/// SIGKILL after [`STOP_GRACE`] if its leader is still there. Reaping is
+/// left to tokio (the child handle was dropped).
+async fn stop_group(pgid: Pid) {
+    if killpg(pgid, Signal::SIGTERM).is_err() {
+        return;
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline {
+        if !group_exists(pgid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = killpg(pgid, Signal::SIGKILL);
+}
+
+/// Whether any process of group `pgid` is still alive (not a zombie).
+fn group_exists(pgid: Pid) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else { return false };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+        // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parens.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return false };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
+        pgrp == Some(pgid.as_raw()) && state != Some("Z")
+    })
+}
+
+/// A one-line account of a child that did not answer with a JSON object.
+pub fn describe_exit(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (_, Some(signal)) => {
+            let name = Signal::try_from(signal).map(|s| s.as_str()).unwrap_or("unknown signal");
+            format!("was killed by signal {signal} ({name})")
+        }
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, None) => "ended".to_owned(),
+    }
+}

@@ -1,0 +1,64 @@
+//! `ikigai-tools mcp`: the six tools as a Model Context Protocol server on
+//! stdio (CONTRACT §7). The async runtime starts here and only here, so the
+//! tools' own start-up never pays for it.
+//!
+//! - `transport`: newline-delimited JSON-RPC on stdin/stdout;
+//! - `server`: the rmcp handler (`tools/list`, `tools/call`, progress);
+//! - `catalog`: the tools as listed, with titles and annotations;
+//! - `call`: one call as a child process of this binary, and stopping it;
+//! - `text`: the text a model reads from a result.
+
+mod call;
+mod catalog;
+mod server;
+mod text;
+mod transport;
+
+use rmcp::ServiceExt;
+
+use call::Calls;
+use server::Server;
+use transport::StdioLines;
+
+/// Serves MCP on stdin/stdout until stdin ends; returns the exit code.
+pub fn run() -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("ikigai-tools mcp: cannot start: {e}");
+            return 1;
+        }
+    };
+    let code = runtime.block_on(serve());
+    // A read of stdin may still sit in tokio's blocking pool: do not wait.
+    runtime.shutdown_background();
+    code
+}
+
+async fn serve() -> u8 {
+    let (calls, all_stopped) = Calls::new();
+    let (transport, stdin_closed) = StdioLines::new();
+    let running = match Server::new(calls.clone()).serve(transport).await {
+        Ok(running) => running,
+        Err(e) => {
+            // stdin closed before `initialize`, or the handshake failed.
+            eprintln!("ikigai-tools mcp: {e}");
+            calls.shutdown_and_wait(all_stopped).await;
+            return if stdin_closed.is_cancelled() { 0 } else { 1 };
+        }
+    };
+    let cancel = running.cancellation_token();
+    tokio::select! {
+        // MCP ends a stdio server by closing its stdin: stop every call now
+        // rather than wait for them to answer a client that has gone.
+        () = stdin_closed.cancelled() => {}
+        quit = running.waiting() => {
+            if let Err(e) = quit {
+                eprintln!("ikigai-tools mcp: {e}");
+            }
+        }
+    }
+    calls.shutdown_and_wait(all_stopped).await;
+    cancel.cancel();
+    0
+}
