@@ -94,7 +94,9 @@ impl Transport<RoleServer> for StdioLines {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            self.line.clear();
+            // `line` is cleared only once a whole line is handled: rmcp may
+            // drop this future between two reads (read_until is cancel-safe
+            // only if what it appended is kept).
             match self.input.read_until(b'\n', &mut self.line).await {
                 Ok(0) => break,
                 Ok(_) => {}
@@ -105,18 +107,25 @@ impl Transport<RoleServer> for StdioLines {
             }
             let line = trim_line(&self.line);
             if line.is_empty() {
+                self.line.clear();
                 continue;
             }
-            match serde_json::from_slice(line) {
-                Ok(message) => return Some(message),
+            let parsed = serde_json::from_slice(line);
+            let answer = match &parsed {
+                Ok(_) => None,
                 Err(e) => {
                     eprintln!("ikigai-tools mcp: not a message ({e}): {}", preview(line));
-                    if let Some(answer) = reject(line) {
-                        if let Err(e) = write_line(&self.output, answer).await {
-                            eprintln!("ikigai-tools mcp: writing stdout: {e}");
-                            break;
-                        }
-                    }
+                    reject(line)
+                }
+            };
+            self.line.clear();
+            if let Ok(message) = parsed {
+                return Some(message);
+            }
+            if let Some(answer) = answer {
+                if let Err(e) = write_line(&self.output, answer).await {
+                    eprintln!("ikigai-tools mcp: writing stdout: {e}");
+                    break;
                 }
             }
         }
