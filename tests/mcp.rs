@@ -201,6 +201,21 @@ fn mcp_an_unknown_tool_is_invalid_params() {
 }
 
 #[test]
+fn mcp_malformed_call_params_are_invalid_params_not_an_unknown_method() {
+    let env = Env::new();
+    let mut session = Session::initialized(&env);
+    for (id, params) in [
+        (2, json!({"name": "file_read", "arguments": "file_path=x"})),
+        (3, json!({"arguments": {}})),
+        (4, Value::Null),
+    ] {
+        let answer = session.request(id, "tools/call", params);
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    }
+    session.assert_pings(5);
+}
+
+#[test]
 fn mcp_a_call_answers_as_the_command_line() {
     let env = Env::new();
     env.write("a.txt", "one\ntwo\n");

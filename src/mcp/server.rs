@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -48,6 +48,29 @@ impl ServerHandler for Server {
         Ok(ListToolsResult::with_all_items(catalog::all()))
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if SERVED.contains(&request.method.as_str()) {
+            let hint = if request.method == "tools/call" {
+                ": expected {\"name\": string, \"arguments\": object}"
+            } else {
+                ""
+            };
+            return Err(McpError::invalid_params(
+                format!("malformed params for {}{hint}", request.method),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -79,6 +102,11 @@ impl ServerHandler for Server {
         }
     }
 }
+
+/// The methods this server serves. rmcp hands one whose params it cannot
+/// read (`tools/call` without a `name`, `arguments` that are not an object)
+/// to `on_custom_request`, as if the method were unknown.
+const SERVED: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
 
 /// Runs `call`, sending `notifications/progress` with the elapsed seconds
 /// every [`PROGRESS_EVERY`] until it ends. The tool's output reaches the
