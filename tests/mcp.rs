@@ -13,6 +13,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use common::*;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 /// Long enough for any answer on a loaded machine; a hang fails, it does not stall.
@@ -98,6 +100,18 @@ impl Session {
 
     fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
         self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// How the server ended; it must within [`PATIENCE`].
+    fn exit_status(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the server still runs");
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     fn assert_pings(&mut self, id: i64) {
@@ -281,16 +295,23 @@ fn mcp_closing_stdin_exits_at_once_and_ends_running_calls() {
     let pids = pids_of(&pidfile);
     let closed = Instant::now();
     drop(session.stdin.take());
-    let deadline = closed + PATIENCE;
-    let status = loop {
-        if let Some(status) = session.child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the server still runs after stdin closed");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = session.exit_status();
     // rmcp's own transport waits five seconds for running calls to answer.
     assert!(closed.elapsed() < Duration::from_secs(4), "exit took {:?}", closed.elapsed());
     assert_eq!(status.code(), Some(0));
+    assert_gone_soon(&pids);
+}
+
+#[test]
+fn mcp_sigterm_to_the_server_ends_running_calls() {
+    let env = Env::new();
+    let mut session = Session::initialized(&env);
+    let pidfile = env.path("pids");
+    session.send(2, "tools/call", json!({"name": "bash", "arguments": sleeper(&pidfile)}));
+    let pids = pids_of(&pidfile);
+    let server = Pid::from_raw(i32::try_from(session.child.id()).expect("a pid"));
+    kill(server, Signal::SIGTERM).expect("signal the server");
+    let status = session.exit_status();
+    assert_eq!(status.code(), Some(128 + 15));
     assert_gone_soon(&pids);
 }

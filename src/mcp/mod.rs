@@ -48,17 +48,50 @@ async fn serve() -> u8 {
         }
     };
     let cancel = running.cancellation_token();
-    tokio::select! {
+    let code = tokio::select! {
         // MCP ends a stdio server by closing its stdin: stop every call now
         // rather than wait for them to answer a client that has gone.
-        () = stdin_closed.cancelled() => {}
+        () = stdin_closed.cancelled() => 0,
+        // The next steps of that ending, or a user's ^C: the same.
+        signal = stop_signal() => 128 + signal,
         quit = running.waiting() => {
             if let Err(e) = quit {
                 eprintln!("ikigai-tools mcp: {e}");
             }
+            0
         }
-    }
+    };
     calls.shutdown_and_wait(all_stopped).await;
     cancel.cancel();
-    0
+    code
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP; returns its number. A signal whose
+/// handler cannot be installed is never waited for.
+async fn stop_signal() -> u8 {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    let watch = |kind: SignalKind| {
+        signal(kind)
+            .inspect_err(|e| eprintln!("ikigai-tools mcp: cannot watch a stop signal: {e}"))
+            .ok()
+    };
+    async fn received(stream: &mut Option<Signal>) {
+        match stream {
+            Some(stream) => {
+                stream.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    let (mut term, mut int, mut hup) = (
+        watch(SignalKind::terminate()),
+        watch(SignalKind::interrupt()),
+        watch(SignalKind::hangup()),
+    );
+    let number = tokio::select! {
+        () = received(&mut term) => libc::SIGTERM,
+        () = received(&mut int) => libc::SIGINT,
+        () = received(&mut hup) => libc::SIGHUP,
+    };
+    u8::try_from(number).unwrap_or(0)
 }
