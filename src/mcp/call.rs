@@ -15,13 +15,14 @@
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::Tool;
@@ -44,31 +45,42 @@ pub enum Ended {
     Stopped,
 }
 
-/// What every call shares: the server's shutdown, and a way to know when
-/// all calls have stopped.
+/// What every call shares: the server's shutdown, and the number of calls
+/// running, so that the shutdown can wait for their processes to be gone.
 #[derive(Clone)]
 pub struct Calls {
     shutdown: CancellationToken,
-    /// Each running call holds a clone; when the last is dropped, the
-    /// receiver of [`Calls::shutdown_and_wait`] sees the channel closed.
-    alive: mpsc::Sender<()>,
+    running: Arc<watch::Sender<usize>>,
 }
 
-/// The receiving half of [`Calls`], kept by the server's main task.
-pub struct AllStopped(mpsc::Receiver<()>);
+/// Counts a call as running while it lives.
+struct Running(Arc<watch::Sender<usize>>);
+
+impl Running {
+    fn new(count: &Arc<watch::Sender<usize>>) -> Running {
+        count.send_modify(|n| *n += 1);
+        Running(Arc::clone(count))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
 
 impl Calls {
-    pub fn new() -> (Calls, AllStopped) {
-        let (alive, rx) = mpsc::channel(1);
-        (Calls { shutdown: CancellationToken::new(), alive }, AllStopped(rx))
+    pub fn new() -> Calls {
+        Calls { shutdown: CancellationToken::new(), running: Arc::new(watch::Sender::new(0)) }
     }
 
     /// Stops every running call (as a cancellation does) and waits, at most
     /// the grace and a little, until their processes are gone.
-    pub async fn shutdown_and_wait(self, mut all: AllStopped) {
+    pub async fn shutdown_and_wait(&self) {
         self.shutdown.cancel();
-        drop(self.alive);
-        let _ = tokio::time::timeout(STOP_GRACE + Duration::from_millis(500), all.0.recv()).await;
+        let mut count = self.running.subscribe();
+        let all_stopped = count.wait_for(|n| *n == 0);
+        let _ = tokio::time::timeout(STOP_GRACE + Duration::from_millis(500), all_stopped).await;
     }
 
     /// Runs `tool` with `args` (a JSON object's text) to its end, or until
@@ -79,7 +91,7 @@ impl Calls {
         args: Vec<u8>,
         cancel: CancellationToken,
     ) -> io::Result<Ended> {
-        let _alive = self.alive.clone();
+        let _running = Running::new(&self.running);
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }

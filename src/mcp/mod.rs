@@ -36,14 +36,14 @@ pub fn run() -> u8 {
 }
 
 async fn serve() -> u8 {
-    let (calls, all_stopped) = Calls::new();
+    let calls = Calls::new();
     let (transport, stdin_closed) = StdioLines::new();
     let running = match Server::new(calls.clone()).serve(transport).await {
         Ok(running) => running,
         Err(e) => {
             // stdin closed before `initialize`, or the handshake failed.
             eprintln!("ikigai-tools mcp: {e}");
-            calls.shutdown_and_wait(all_stopped).await;
+            calls.shutdown_and_wait().await;
             return if stdin_closed.is_cancelled() { 0 } else { 1 };
         }
     };
@@ -61,7 +61,7 @@ async fn serve() -> u8 {
             0
         }
     };
-    calls.shutdown_and_wait(all_stopped).await;
+    calls.shutdown_and_wait().await;
     cancel.cancel();
     code
 }
