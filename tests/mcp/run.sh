@@ -6,7 +6,8 @@
 #
 # BINARY defaults to target/debug/ikigai-tools (built if missing). The
 # virtual environment lives in target/mcp-venv (ignored by git) and is made
-# on the first run with the pinned versions below.
+# on the first run with the pinned versions below (MCP_VENV=DIR puts it
+# elsewhere, e.g. for another user).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,9 +22,13 @@ if [ ! -x "$binary" ]; then
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 
-if [ ! -x "$venv/bin/python" ]; then
+if ! "$venv/bin/python" -c '' 2>/dev/null; then
+    if [ -e "$venv" ] && [ ! -w "$venv" ]; then
+        echo "tests/mcp: $venv is not usable by $(id -un); set MCP_VENV to a directory of yours" >&2
+        exit 1
+    fi
     echo "tests/mcp: creating $venv" >&2
-    python3 -m venv "$venv"
+    python3 -m venv --clear "$venv"
 fi
 if ! "$venv/bin/python" -c 'import mcp, pytest' 2>/dev/null \
     || [ "$("$venv/bin/pip" freeze 2>/dev/null | grep -c -x -F -e "${pins[0]}" -e "${pins[1]}")" != 2 ]; then
