@@ -24,6 +24,7 @@
 #   BENCH_WARMUP=N       warm-up runs for the small benchmarks (default 3)
 #   BENCH_TMP=DIR        where generated files go (default: a new dir in /tmp)
 #   BENCH_BINARY=PATH    benchmark this binary instead of building one
+#   BENCH_MCP_CALLS=N    file_read calls per MCP session (default 200, quick 50)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -35,11 +36,13 @@ if [ "$quick" = 1 ]; then
     whole_mb="${BENCH_WHOLE_MB:-10}"
     flat_files="${BENCH_FLAT_FILES:-1000}"
     runs="${BENCH_RUNS:-5}"
+    mcp_calls="${BENCH_MCP_CALLS:-50}"
 else
     big_mb="${BENCH_BIG_MB:-500}"
     whole_mb="${BENCH_WHOLE_MB:-100}"
     flat_files="${BENCH_FLAT_FILES:-10000}"
     runs="${BENCH_RUNS:-}"
+    mcp_calls="${BENCH_MCP_CALLS:-200}"
 fi
 tree="${BENCH_TREE:-/usr/include}"
 warmup="${BENCH_WARMUP:-3}"
@@ -302,6 +305,20 @@ if [ "$whole_ok" = 1 ]; then
     IKIGAI_TOOLS_MAX_OUTPUT=0 bench read-whole 2 \
         ours "$tools/file-read $(q "{\"file_path\":\"$whole\"}")" cat "cat $whole"
     row "file_read whole $whole_mb MB (no output limit)" read-whole ours "\`cat\`" cat -
+fi
+
+# MCP: small file_read calls over one `ikigai-tools mcp` session against as
+# many runs of the tool (fork + exec), both driven by bench/mcp_calls.py.
+if have python3; then
+    small="$data/small.txt"
+    printf 'a small file\n' > "$small"
+    bench mcp-read 1 \
+        ours "python3 $here/mcp_calls.py mcp $binary $mcp_calls $small" \
+        cli "python3 $here/mcp_calls.py cli $tools/file-read $mcp_calls $small"
+    row "$mcp_calls small file_read calls through \`ikigai-tools mcp\` (one session)" mcp-read ours \
+        "$mcp_calls runs of \`file-read\` (fork + exec)" cli 1.5
+else
+    skip "file_read through \`ikigai-tools mcp\`" "python3 not installed" "fork + exec"
 fi
 
 # file_edit: each run turns MARK_A into MARK_B; --prepare turns it back.

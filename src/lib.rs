@@ -9,6 +9,7 @@ pub mod fs;
 pub mod host;
 pub mod json;
 pub mod limit;
+pub mod mcp;
 pub mod memory;
 pub mod process;
 pub mod protocol;

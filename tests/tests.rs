@@ -21,5 +21,6 @@ mod host_check;
 mod host_list;
 mod install;
 mod load;
+mod mcp;
 mod output_limit;
 mod protocol;

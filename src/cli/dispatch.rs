@@ -49,6 +49,10 @@ fn run_tool(name: &str, m: &ArgMatches) -> ExitCode {
     if m.get_flag(SCHEMA) || m.get_flag(DESCRIBE) {
         return print_schema(tool);
     }
+    // The process-wide signal settings of a tool run (a stop signal removes
+    // a write's temporary file), before it reads its arguments. Not for the
+    // host commands and the MCP server, which handle stop signals their way.
+    crate::fs::signals::install();
     let (raw, dialect) = match m.get_one::<OsString>(ARGS) {
         Some(arg) => (Ok(arg.clone().into_vec()), Dialect::Shellclaw),
         None => (protocol::read_stdin(), Dialect::Ikigai),

@@ -13,6 +13,9 @@ pub enum ExitCode {
     /// The command line cannot be made sense of: an unknown tool, a wrong
     /// option, a bad value.
     UsageError,
+    /// Stopped by signal N (the MCP server on SIGTERM, SIGINT or SIGHUP):
+    /// 128+N, as a shell reports it.
+    StoppedBy(i32),
 }
 
 impl ExitCode {
@@ -22,6 +25,9 @@ impl ExitCode {
             ExitCode::Success => 0,
             ExitCode::Failure => 1,
             ExitCode::UsageError => 2,
+            ExitCode::StoppedBy(signal) => {
+                u8::try_from(crate::process::status::signal_exit_code(signal)).unwrap_or(u8::MAX)
+            }
         }
     }
 
@@ -31,6 +37,16 @@ impl ExitCode {
             ExitCode::Success
         } else {
             ExitCode::Failure
+        }
+    }
+}
+
+impl From<crate::mcp::Ending> for ExitCode {
+    fn from(ending: crate::mcp::Ending) -> ExitCode {
+        match ending {
+            crate::mcp::Ending::InputClosed => ExitCode::Success,
+            crate::mcp::Ending::Failed => ExitCode::Failure,
+            crate::mcp::Ending::Stopped(signal) => ExitCode::StoppedBy(signal),
         }
     }
 }
@@ -52,5 +68,6 @@ mod tests {
             [0, 1, 2]
         );
         assert_eq!(ExitCode::success_if(false), ExitCode::Failure);
+        assert_eq!(ExitCode::StoppedBy(15).code(), 143);
     }
 }

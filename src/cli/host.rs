@@ -23,6 +23,7 @@ const CATALOG: &str = "catalog";
 const CHECK: &str = "check";
 const CALL: &str = "call";
 const LIST: &str = "list";
+const MCP: &str = "mcp";
 
 /// The longest `--timeout` taken: a year. Far beyond any call, and far from
 /// where a deadline stops being a time the clock can hold.
@@ -30,12 +31,12 @@ const MAX_TIMEOUT_SECS: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Whether `name` is one of the host subcommands.
 pub fn is_host_command(name: &str) -> bool {
-    [CATALOG, CHECK, CALL, LIST].contains(&name)
+    [CATALOG, CHECK, CALL, LIST, MCP].contains(&name)
 }
 
 /// The host subcommands, for the `ikigai-tools` applet.
 pub fn commands() -> Vec<Command> {
-    vec![catalog_command(), check_command(), call_command(), list_command()]
+    vec![catalog_command(), check_command(), call_command(), list_command(), mcp_command()]
 }
 
 /// Runs the host subcommand `name`.
@@ -48,8 +49,15 @@ pub fn run(name: &str, m: &ArgMatches) -> ExitCode {
         CHECK => run_check(m),
         CALL => run_call(m),
         LIST => run_list(m),
+        MCP => ExitCode::from(crate::mcp::run()),
         _ => ExitCode::UsageError,
     }
+}
+
+fn mcp_command() -> Command {
+    Command::new(MCP).about(
+        "Serve the tools over the Model Context Protocol on stdio (for Claude, Cursor, VS Code, Codex ...)",
+    )
 }
 
 fn default_dirs_arg() -> Arg {

@@ -26,7 +26,5 @@ pub const BIN_NAME: &str = "ikigai-tools";
 
 /// The entry point of the binary.
 pub fn main() -> std::process::ExitCode {
-    // Process-wide signal settings, before anything else runs.
-    crate::fs::signals::install();
     dispatch::run(std::env::args_os()).into()
 }

@@ -1,6 +1,6 @@
 //! The signals that would interrupt a write, and the process-wide settings
-//! for them, made once at start-up (`install`, the first thing `cli::main`
-//! does):
+//! for them, made once when a tool run starts (`install`, called by the
+//! command line's dispatch before the tool reads its arguments):
 //!
 //! - SIGTERM, SIGINT, SIGHUP (a host stopping the tool): the temporary file
 //!   of a write in progress (`remove_on_signal`) is removed, then the signal

@@ -1,0 +1,168 @@
+//! One `tools/call` as a child process of this very binary: `/proc/self/exe`
+//! named after the tool, the JSON arguments on stdin (the ikigai dialect),
+//! one JSON object back on stdout. The command line's code path answers,
+//! and a call that crashes, aborts or kills itself takes only its own
+//! process with it.
+//!
+//! The child leads its own process group, so that a cancellation reaches
+//! everything it started in that group; bash puts its command in a session
+//! of its own and kills it when told to stop (SIGTERM), which is why the
+//! group gets SIGTERM first and SIGKILL only after a grace.
+//!
+//! The group is stopped as every group is, by `crate::process`.
+
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
+use crate::tools::Tool;
+
+/// What the child left behind.
+pub struct Finished {
+    pub stdout: Vec<u8>,
+    pub status: ExitStatus,
+}
+
+/// How a call ended.
+pub enum Ended {
+    Finished(Finished),
+    /// Cancelled by the client or by the server's shutdown: the child's
+    /// group was stopped and nothing is to be answered.
+    Stopped,
+}
+
+/// What every call shares: the server's shutdown, and the number of calls
+/// running, so that the shutdown can wait for their processes to be gone.
+#[derive(Clone)]
+pub struct Calls {
+    shutdown: CancellationToken,
+    running: Arc<watch::Sender<usize>>,
+}
+
+/// Counts a call as running while it lives.
+struct Running(Arc<watch::Sender<usize>>);
+
+impl Running {
+    fn new(count: &Arc<watch::Sender<usize>>) -> Running {
+        count.send_modify(|n| *n += 1);
+        Running(Arc::clone(count))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
+impl Calls {
+    pub fn new() -> Calls {
+        Calls { shutdown: CancellationToken::new(), running: Arc::new(watch::Sender::new(0)) }
+    }
+
+    /// Stops every running call (as a cancellation does) and waits, at most
+    /// the grace and a little, until their processes are gone.
+    pub async fn shutdown_and_wait(&self) {
+        self.shutdown.cancel();
+        let mut count = self.running.subscribe();
+        let all_stopped = count.wait_for(|n| *n == 0);
+        let _ = tokio::time::timeout(
+            STOP_GRACE + SETTLE_AFTER_KILL + Duration::from_millis(200),
+            all_stopped,
+        )
+        .await;
+    }
+
+    /// Runs `tool` with `args` (a JSON object's text) to its end, or until
+    /// `cancel` fires or the server shuts down.
+    pub async fn run(
+        &self,
+        tool: &Tool,
+        args: Vec<u8>,
+        cancel: CancellationToken,
+    ) -> io::Result<Ended> {
+        let _running = Running::new(&self.running);
+        if self.shutdown.is_cancelled() {
+            return Ok(Ended::Stopped);
+        }
+        let mut child = spawn_in_own_group(tool)?;
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let work = async {
+            // The tool reads all of stdin before it writes anything, so
+            // writing first and reading after cannot deadlock.
+            if let Some(mut pipe) = stdin {
+                // A tool that dies early closes its end: its status says why.
+                let _ = pipe.write_all(&args).await;
+            }
+            let mut out = Vec::new();
+            if let Some(mut pipe) = stdout {
+                pipe.read_to_end(&mut out).await?;
+            }
+            let status = child.wait().await?;
+            Ok::<_, io::Error>(Finished { stdout: out, status })
+        };
+        tokio::select! {
+            finished = work => return finished.map(Ended::Finished),
+            () = cancel.cancelled() => {}
+            () = self.shutdown.cancelled() => {}
+        }
+        if let Some(pgid) = pgid {
+            stop_group(pgid).await;
+        }
+        Ok(Ended::Stopped)
+    }
+}
+
+/// Starts `tool` as a child of this binary, in a process group of its own,
+/// with piped stdin and stdout and the server's stderr.
+///
+/// No `pre_exec` (a parent-death signal would need one): it turns std's
+/// posix_spawn (vfork) into fork + exec, which cost about 0.3 ms more CPU
+/// per call here and broke the speed target. The server stops its calls
+/// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; only a SIGKILL of
+/// the server leaves them to run to their end.
+fn spawn_in_own_group(tool: &Tool) -> io::Result<Child> {
+    let mut command = Command::new("/proc/self/exe");
+    command
+        // argv[0] picks the tool, as a link in libexec/ikigai does; the
+        // plain name keeps the command line's default output limit.
+        .arg0(tool.command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0);
+    command.spawn()
+}
+
+/// Stops the process group `pgid` led by a child of ours, as every group is
+/// stopped (`crate::process::Group::stop`: SIGTERM, a grace, SIGKILL,
+/// until gone), on a blocking thread. Reaping the leader is left to tokio
+/// (the child handle was dropped); a zombie does not count as alive.
+async fn stop_group(pgid: Pid) {
+    let group = Group::led_by(pgid);
+    let _ = tokio::task::spawn_blocking(move || group.stop(|| {})).await;
+}
+
+/// A one-line account of a child that did not answer with a JSON object.
+pub fn describe_exit(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (_, Some(signal)) => {
+            let name = Signal::try_from(signal).map(|s| s.as_str()).unwrap_or("unknown signal");
+            format!("was killed by signal {signal} ({name})")
+        }
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, None) => "ended".to_owned(),
+    }
+}

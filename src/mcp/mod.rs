@@ -1,0 +1,107 @@
+//! `ikigai-tools mcp`: the six tools as a Model Context Protocol server on
+//! stdio (CONTRACT §7). The async runtime starts here and only here, so the
+//! tools' own start-up never pays for it.
+//!
+//! - `transport`: newline-delimited JSON-RPC on stdin/stdout;
+//! - `server`: the rmcp handler (`tools/list`, `tools/call`, progress);
+//! - `catalog`: the tools as listed, with titles and annotations;
+//! - `call`: one call as a child process of this binary, and stopping it;
+//! - `text`: the text a model reads from a result.
+
+mod call;
+mod catalog;
+mod server;
+mod text;
+mod transport;
+
+use rmcp::ServiceExt;
+
+use call::Calls;
+use server::Server;
+use transport::StdioLines;
+
+/// How a run of the server ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The client closed stdin (or said it was done): the normal end.
+    InputClosed,
+    /// The server could not start or serve (said on stderr).
+    Failed,
+    /// Stopped by this signal (SIGTERM, SIGINT, SIGHUP).
+    Stopped(i32),
+}
+
+/// Serves MCP on stdin/stdout until stdin ends.
+pub fn run() -> Ending {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("ikigai-tools mcp: cannot start: {e}");
+            return Ending::Failed;
+        }
+    };
+    let code = runtime.block_on(serve());
+    // A read of stdin may still sit in tokio's blocking pool: do not wait.
+    runtime.shutdown_background();
+    code
+}
+
+async fn serve() -> Ending {
+    let calls = Calls::new();
+    let (transport, stdin_closed) = StdioLines::new();
+    let running = match Server::new(calls.clone()).serve(transport).await {
+        Ok(running) => running,
+        Err(e) => {
+            // stdin closed before `initialize`, or the handshake failed.
+            eprintln!("ikigai-tools mcp: {e}");
+            calls.shutdown_and_wait().await;
+            return if stdin_closed.is_cancelled() { Ending::InputClosed } else { Ending::Failed };
+        }
+    };
+    let cancel = running.cancellation_token();
+    let code = tokio::select! {
+        // MCP ends a stdio server by closing its stdin: stop every call now
+        // rather than wait for them to answer a client that has gone.
+        () = stdin_closed.cancelled() => Ending::InputClosed,
+        // The next steps of that ending, or a user's ^C: the same.
+        signal = stop_signal() => Ending::Stopped(signal),
+        quit = running.waiting() => {
+            if let Err(e) = quit {
+                eprintln!("ikigai-tools mcp: {e}");
+            }
+            Ending::InputClosed
+        }
+    };
+    calls.shutdown_and_wait().await;
+    cancel.cancel();
+    code
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP; returns its number. A signal whose
+/// handler cannot be installed is never waited for.
+async fn stop_signal() -> i32 {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    let watch = |kind: SignalKind| {
+        signal(kind)
+            .inspect_err(|e| eprintln!("ikigai-tools mcp: cannot watch a stop signal: {e}"))
+            .ok()
+    };
+    async fn received(stream: &mut Option<Signal>) {
+        match stream {
+            Some(stream) => {
+                stream.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    let (mut term, mut int, mut hup) = (
+        watch(SignalKind::terminate()),
+        watch(SignalKind::interrupt()),
+        watch(SignalKind::hangup()),
+    );
+    tokio::select! {
+        () = received(&mut term) => libc::SIGTERM,
+        () = received(&mut int) => libc::SIGINT,
+        () = received(&mut hup) => libc::SIGHUP,
+    }
+}

@@ -1,0 +1,162 @@
+//! The MCP request handler: `initialize` (rmcp negotiates every revision it
+//! knows, and answers the stateless revision's `server/discover`), `ping`,
+//! `tools/list` and `tools/call`. Unknown methods are rmcp's -32601.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{json, Map, Value};
+
+use super::call::{describe_exit, Calls, Ended, Finished};
+use super::{catalog, text};
+
+/// How often a running call reports progress, when the request asks.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Clone)]
+pub struct Server {
+    calls: Calls,
+}
+
+impl Server {
+    pub fn new(calls: Calls) -> Server {
+        Server { calls }
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(crate::cli::BIN_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Six tools to act on this machine: bash, file_read, file_write, file_edit, glob, \
+                 grep. Each call runs in a process of its own.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(catalog::all()))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if SERVED.contains(&request.method.as_str()) {
+            let hint = if request.method == "tools/call" {
+                ": expected {\"name\": string, \"arguments\": object}"
+            } else {
+                ""
+            };
+            return Err(McpError::invalid_params(
+                format!("malformed params for {}{hint}", request.method),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(tool) = catalog::find(&request.name) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool '{}'; the tools are: {}",
+                    request.name,
+                    crate::tools::names()
+                ),
+                None,
+            ));
+        };
+        // Absent arguments are an empty object: the tool names what is missing.
+        let args = Value::Object(request.arguments.unwrap_or_default()).to_string().into_bytes();
+        let run = self.calls.run(tool, args, context.ct.clone());
+        let ended = match context.meta.get_progress_token() {
+            Some(token) => with_progress(run, &context.peer, token).await,
+            None => run.await,
+        };
+        match ended {
+            Ok(Ended::Finished(finished)) => Ok(result(tool.name, finished).into()),
+            // rmcp sends nothing for a cancelled request; this error is only
+            // seen if the cancellation came from the server's shutdown.
+            Ok(Ended::Stopped) => Err(McpError::internal_error("the call was stopped", None)),
+            Err(e) => Err(McpError::internal_error(format!("cannot run {}: {e}", tool.name), None)),
+        }
+    }
+}
+
+/// The methods this server serves. rmcp hands one whose params it cannot
+/// read (`tools/call` without a `name`, `arguments` that are not an object)
+/// to `on_custom_request`, as if the method were unknown.
+const SERVED: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
+
+/// Runs `call`, sending `notifications/progress` with the elapsed seconds
+/// every [`PROGRESS_EVERY`] until it ends. The tool's output reaches the
+/// server only when the tool ends, so progress counts time, not bytes.
+async fn with_progress<F: std::future::Future>(
+    call: F,
+    peer: &Peer<RoleServer>,
+    token: ProgressToken,
+) -> F::Output {
+    let started = Instant::now();
+    let mut ticker =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    tokio::pin!(call);
+    loop {
+        tokio::select! {
+            ended = &mut call => return ended,
+            _ = ticker.tick() => {
+                let secs = started.elapsed().as_secs_f64();
+                let note = ProgressNotificationParam::new(token.clone(), secs)
+                    .with_message(format!("running for {secs:.0} s"));
+                if let Err(e) = peer.notify_progress(note).await {
+                    eprintln!("ikigai-tools mcp: sending progress: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// The result of a call whose child ended: its JSON object, or an error
+/// result that says how the child died without answering.
+fn result(name: &str, finished: Finished) -> CallToolResult {
+    let answer = match serde_json::from_slice::<Value>(&finished.stdout) {
+        Ok(Value::Object(answer)) => answer,
+        _ => crashed(name, &finished),
+    };
+    let (text, is_error) = text::render(&answer);
+    let mut result = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    result.structured_content = Some(Value::Object(answer));
+    result
+}
+
+/// The envelope for a tool process that ended without an answer (a crash,
+/// an abort, out of memory, killed).
+fn crashed(name: &str, finished: &Finished) -> Map<String, Value> {
+    let message =
+        format!("the {name} process {} without an answer", describe_exit(finished.status));
+    let envelope = json!({"error": message, "error_code": "TOOL_CRASHED"});
+    envelope.as_object().cloned().unwrap_or_default()
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Drives `ikigai-tools mcp` with the official MCP Python SDK (both its
+# `legacy` and `auto` modes): tests/mcp/test_mcp.py.
+#
+#   tests/mcp/run.sh [BINARY] [pytest args...]
+#
+# BINARY defaults to target/debug/ikigai-tools (built if missing). The
+# virtual environment lives in target/mcp-venv (ignored by git) and is made
+# on the first run with the pinned versions below (MCP_VENV=DIR puts it
+# elsewhere, e.g. for another user).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${MCP_VENV:-$root/target/mcp-venv}"
+pins=("mcp==2.3.0" "pytest==9.2.0")
+
+binary="${1:-$root/target/debug/ikigai-tools}"
+shift || true
+if [ ! -x "$binary" ]; then
+    (cd "$root" && cargo build --quiet)
+fi
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+
+if ! "$venv/bin/python" -c '' 2>/dev/null; then
+    if [ -e "$venv" ] && [ ! -w "$venv" ]; then
+        echo "tests/mcp: $venv is not usable by $(id -un); set MCP_VENV to a directory of yours" >&2
+        exit 1
+    fi
+    echo "tests/mcp: creating $venv" >&2
+    python3 -m venv --clear "$venv"
+fi
+if ! "$venv/bin/python" -c 'import mcp, pytest' 2>/dev/null \
+    || [ "$("$venv/bin/pip" freeze 2>/dev/null | grep -c -x -F -e "${pins[0]}" -e "${pins[1]}")" != 2 ]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+fi
+
+IKIGAI_TOOLS_BIN="$binary" exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/test_mcp.py" "$@"
