@@ -77,6 +77,7 @@ pub fn main() -> ExitCode {
 /// Runs one invocation and returns its exit code.
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> u8 {
     let argv: Vec<OsString> = argv.into_iter().collect();
+    crate::limit::called_as(&applet_name(&argv));
     if let Some(tool) = schema_request(&argv) {
         return print_schema(tool);
     }
