@@ -32,6 +32,10 @@ pub enum ToolError {
     /// file_edit: `old_string` occurs this many times and `replace_all` is off.
     NotUnique(usize),
     OutOfMemory,
+    /// A buffer the file needs could not be had: the file is too large
+    /// for the memory the process may use. (`OUT_OF_MEMORY`, seed 000's
+    /// description of the code as its message.)
+    AllocationFailed,
     ReadError,
 }
 
@@ -52,7 +56,7 @@ impl ToolError {
             ToolError::InvalidRegex(_) | ToolError::InvalidGlob => "INVALID_PATTERN",
             ToolError::NotFound => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
-            ToolError::OutOfMemory => "OUT_OF_MEMORY",
+            ToolError::OutOfMemory | ToolError::AllocationFailed => "OUT_OF_MEMORY",
             ToolError::ReadError => "READ_ERROR",
         }
     }
@@ -72,7 +76,7 @@ impl ToolError {
             Some(libc::ENOENT) => ToolError::FileNotFound(path.to_owned()),
             Some(libc::EACCES) | Some(libc::EPERM) => ToolError::PermissionDenied(path.to_owned()),
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => ToolError::NoSpace(path.to_owned()),
-            Some(libc::ENOMEM) => ToolError::OutOfMemory,
+            Some(libc::ENOMEM) => ToolError::AllocationFailed,
             _ => other(path.to_owned()),
         }
     }
@@ -101,6 +105,7 @@ impl fmt::Display for ToolError {
                 write!(f, "String found {n} times, use replace_all to replace all")
             }
             ToolError::OutOfMemory => f.write_str("Out of memory during glob"),
+            ToolError::AllocationFailed => f.write_str("Memory allocation failed"),
             ToolError::ReadError => f.write_str("Read error during glob"),
         }
     }

@@ -21,6 +21,20 @@ pub fn reserve(buf: &mut Vec<u8>, additional: usize) {
     }
 }
 
+/// `reserve`, failing instead of aborting the process when the memory
+/// cannot be had (a file larger than memory, or than `ulimit -v`).
+pub fn try_reserve(
+    buf: &mut Vec<u8>,
+    additional: usize,
+) -> Result<(), std::collections::TryReserveError> {
+    let before = buf.capacity();
+    buf.try_reserve(additional)?;
+    if buf.capacity() != before && buf.capacity() >= WORTH_IT {
+        advise_huge_pages(buf);
+    }
+    Ok(())
+}
+
 /// Advises huge pages for the buffer's memory: the whole 4 KiB pages it
 /// spans, not only the 2 MiB pages inside it, so that its mapping stays one
 /// piece that the allocator can still grow in place (`mremap`); a split
@@ -51,5 +65,14 @@ mod tests {
         buf.resize(3 * WORTH_IT, 7);
         assert_eq!(&buf[..4], b"kept");
         assert!(buf[4..].iter().all(|&b| b == 7));
+    }
+
+    #[test]
+    fn an_impossible_reservation_fails_instead_of_aborting() {
+        let mut buf = b"kept".to_vec();
+        assert!(try_reserve(&mut buf, usize::MAX / 2).is_err());
+        assert_eq!(buf, b"kept");
+        try_reserve(&mut buf, WORTH_IT).unwrap();
+        assert!(buf.capacity() >= WORTH_IT + 4);
     }
 }
