@@ -150,6 +150,14 @@ impl Bounded {
         }
     }
 
+    /// `size_of` for ASCII, which needs no decoding.
+    fn ascii_size_of(&self, ascii: &[u8]) -> usize {
+        match self.measure {
+            Measure::Bytes => ascii.len(),
+            Measure::Answer => ascii.len() + size::escape_extra(ascii),
+        }
+    }
+
     fn unit_size(&self, unit: Unit) -> usize {
         match self.measure {
             Measure::Bytes => unit.len,
@@ -186,7 +194,7 @@ impl Bounded {
         }
         let held = incomplete_end(bytes);
         let (body, rest) = bytes.split_at(bytes.len() - held);
-        self.accept(body);
+        self.accept(body, None);
         self.pending[..held].copy_from_slice(rest);
         self.pending_len = held;
     }
@@ -218,18 +226,34 @@ impl Bounded {
             return &[];
         }
         self.pending_len = 0;
-        self.accept(&joined[..unit.len]);
+        self.accept(&joined[..unit.len], None);
         &bytes[unit.len.saturating_sub(have)..]
     }
 
-    /// Takes in whole units: the head while it has room, then the tail.
-    fn accept(&mut self, mut body: &[u8]) {
+    /// Pushes whole units whose size is known (what another `Bounded`
+    /// measured), as `push` would, without measuring them again.
+    fn push_units(&mut self, units: &[u8], size: usize) {
+        if self.budget.is_none() || self.pending_len > 0 || self.resync > 0 {
+            self.push(units);
+            return;
+        }
+        self.total += units.len() as u64;
+        self.accept(units, Some(size));
+    }
+
+    /// Takes in whole units (of the size given, if known): the head while
+    /// it has room, then the tail.
+    fn accept(&mut self, mut body: &[u8], mut known: Option<usize>) {
         if body.is_empty() {
             return;
         }
         if !self.head_full {
             let room = self.head_cap() - self.head_size;
-            let size = if body.len() <= room { self.size_of(body) } else { usize::MAX };
+            let size = match known {
+                Some(size) => size,
+                None if body.len() <= room => self.size_of(body),
+                None => usize::MAX,
+            };
             if size <= room {
                 self.extend_head(body, size);
                 return;
@@ -239,8 +263,9 @@ impl Bounded {
             self.extend_head(&body[..at], taken);
             self.head_full = true;
             body = &body[at..];
+            known = known.map(|size| size - taken);
         }
-        self.push_tail(body);
+        self.push_tail(body, known);
     }
 
     fn extend_head(&mut self, bytes: &[u8], size: usize) {
@@ -255,7 +280,7 @@ impl Bounded {
 
     /// Takes whole units into the tail, dropping its oldest units to make
     /// room.
-    fn push_tail(&mut self, mut body: &[u8]) {
+    fn push_tail(&mut self, mut body: &[u8], mut known: Option<usize>) {
         let cap = self.tail_cap();
         if body.is_empty() || cap == 0 {
             return;
@@ -266,8 +291,9 @@ impl Bounded {
             body = &body[size::boundary_at_or_after(body, body.len() - cap)..];
             self.tail.clear();
             self.tail_size = 0;
+            known = None;
         }
-        let mut size = self.size_of(body);
+        let mut size = known.unwrap_or_else(|| self.size_of(body));
         if size > cap {
             let (at, freed) = self.leading_units(body, size - cap);
             body = &body[at..];
@@ -327,7 +353,7 @@ impl Bounded {
             if n >= bulk_from && n + BLOCK <= bytes.len() {
                 let block = &bytes[n..n + BLOCK];
                 if block.is_ascii() {
-                    let size = self.size_of(block);
+                    let size = self.ascii_size_of(block);
                     if taken + size < need {
                         taken += size;
                         n += BLOCK;
@@ -354,7 +380,7 @@ impl Bounded {
             if n >= bulk_from && n + BLOCK <= bytes.len() {
                 let block = &bytes[n..n + BLOCK];
                 if block.is_ascii() {
-                    let size = self.size_of(block);
+                    let size = self.ascii_size_of(block);
                     if taken + size <= room {
                         taken += size;
                         n += BLOCK;
@@ -381,7 +407,7 @@ impl Bounded {
     fn flush_pending(&mut self) {
         let pending = self.pending;
         let len = std::mem::take(&mut self.pending_len);
-        self.accept(&pending[..len]);
+        self.accept(&pending[..len], None);
     }
 
     /// How many of the next `remaining` bytes would be left out whatever
@@ -423,19 +449,18 @@ impl Bounded {
     /// Appends what another `Bounded` of the same kind collected, as if
     /// its bytes had been pushed here one by one (grep collects each file
     /// apart, in parallel, and stitches them together in order).
-    pub fn append(&mut self, other: Bounded) {
+    pub fn append(&mut self, mut other: Bounded) {
         debug_assert_eq!((self.measure, self.budget), (other.measure, other.budget));
         let omitted = other.omitted();
         self.out_of_memory |= other.out_of_memory;
-        self.push(&other.head);
+        // Head and tail are whole units, measured already.
+        self.push_units(&other.head, other.head_size);
         if omitted > 0 {
             // `other` overflowed, so its head filled ours and its tail is
             // the whole of what our tail must keep.
             self.omit(omitted);
         }
-        let (a, b) = other.tail.as_slices();
-        self.push(a);
-        self.push(b);
+        self.push_units(other.tail.make_contiguous(), other.tail_size);
         self.push(&other.pending[..other.pending_len]);
     }
 
@@ -644,25 +669,32 @@ mod tests {
             "gé".as_bytes(),
             "ij✓lmnopqrstu".as_bytes(),
         ];
-        for (chunks, limit) in [ascii, utf8]
+        // Escapes, for the answer's measure.
+        let escapes: [&[u8]; 5] = [b"0\n2", b"45\t78\"ab", b"", b"g\x01", b"ij\\lmn\nopqrstu"];
+        let limits = [None, Some(1), Some(5), Some(10), Some(16), Some(100)];
+        type Make = fn(Option<usize>) -> Bounded;
+        let kinds: [(Make, usize); 2] = [(Bounded::new, 0), (Bounded::for_answer, ANSWER_RESERVE)];
+        for (chunks, limit, (make, reserve)) in [ascii, utf8, escapes]
             .into_iter()
-            .flat_map(|c| [None, Some(1), Some(5), Some(10), Some(16), Some(100)].map(|l| (c, l)))
+            .flat_map(|c| limits.map(|l| (c, l)))
+            .flat_map(|(c, l)| kinds.map(|k| (c, l, k)))
         {
+            let limit = limit.map(|l| l + reserve);
             for split in 0..=chunks.len() {
-                let mut whole = Bounded::new(limit);
+                let mut whole = make(limit);
                 for c in chunks {
                     whole.push(c);
                 }
-                let mut stitched = Bounded::new(limit);
+                let mut stitched = make(limit);
                 for part in [&chunks[..split], &chunks[split..]] {
-                    let mut piece = Bounded::new(limit);
+                    let mut piece = make(limit);
                     for c in part {
                         piece.push(c);
                     }
                     stitched.append(piece);
                 }
                 assert_eq!(stitched.total(), whole.total());
-                assert_eq!(stitched.finish(), whole.finish(), "{limit:?} {split}");
+                assert_eq!(stitched.finish(), whole.finish(), "{limit:?} {split} {reserve}");
             }
         }
     }
