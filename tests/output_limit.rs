@@ -398,3 +398,48 @@ fn a_command_that_prints_300_mb_stays_under_the_default_limit() {
         report.reaped.max_rss
     );
 }
+
+/// grep over files whose matching lines make more output than the limit,
+/// each file on its own: every file searched ahead held its own lines, up to
+/// the limit each (16 files of 20 MB peaked at 84–103 MB). A file ahead now
+/// holds a little and waits for its turn; the answer is exactly what one
+/// search after the other gives.
+#[test]
+fn grep_of_many_files_full_of_matches_stays_under_the_default_limit() {
+    let env = Env::new();
+    // A long directory name makes each short line a long one in the answer.
+    let dir = "d".repeat(200);
+    let (files, lines) = (8, 50_000);
+    let content = "x\n".repeat(lines);
+    let mut whole = Vec::new();
+    for f in 0..files {
+        env.write(&format!("{dir}/f{f}"), &content);
+        for l in 1..=lines {
+            whole.extend_from_slice(format!("{dir}/f{f}:{l}: x\n").as_bytes());
+        }
+    }
+    let args = json!({"pattern": "x", "path": dir});
+    let report = start(&env, "grep", &args, None).finish();
+    let bound = 16 * MIB + 3 * SLACK;
+    println!(
+        "grep of {} MB of output: peak RSS {:.1} MiB (bound {:.0} MiB), answer of {} bytes",
+        whole.len() / 1_000_000,
+        mib(report.reaped.max_rss),
+        mib(bound),
+        report.stdout.len()
+    );
+    assert_eq!((report.reaped.code, report.reaped.signal), (Some(0), None));
+    assert!(
+        report.reaped.max_rss < bound,
+        "peak RSS {} bytes, bound {bound}",
+        report.reaped.max_rss
+    );
+    assert!(report.stdout.len() as u64 <= 16 * MIB, "answer of {} bytes", report.stdout.len());
+    let answer: Value = serde_json::from_slice(&report.stdout).expect("one JSON answer");
+    let want = answer::bounded_lines(&whole, 16 * MIB as usize);
+    assert!(
+        answer["output"] == want.as_str(),
+        "the answer is what one search after the other gives"
+    );
+    assert_eq!(answer["count"], files * lines);
+}
