@@ -350,7 +350,9 @@ impl Bounded {
         let (mut n, mut taken) = (0, 0);
         let mut bulk_from = 0;
         while taken < need && n < bytes.len() {
-            if n >= bulk_from && n + BLOCK <= bytes.len() {
+            // A block takes at least BLOCK: worth measuring only if the end
+            // may lie past it.
+            if n >= bulk_from && n + BLOCK <= bytes.len() && need - taken > BLOCK {
                 let block = &bytes[n..n + BLOCK];
                 if block.is_ascii() {
                     let size = self.ascii_size_of(block);
@@ -377,7 +379,7 @@ impl Bounded {
         let (mut n, mut taken) = (0, 0);
         let mut bulk_from = 0;
         while n < bytes.len() {
-            if n >= bulk_from && n + BLOCK <= bytes.len() {
+            if n >= bulk_from && n + BLOCK <= bytes.len() && room - taken >= BLOCK {
                 let block = &bytes[n..n + BLOCK];
                 if block.is_ascii() {
                     let size = self.ascii_size_of(block);

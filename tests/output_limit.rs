@@ -339,7 +339,7 @@ fn call_accepts_every_answer_the_tools_give() {
             .arg(r#"{"command":"seq 1 200000"}"#)
             .run();
         let envelope = ran.json();
-        assert_eq!(envelope["tool_success"], true, "{limit}: {envelope}");
+        assert_eq!(envelope["tool_success"], true, "{limit}: {}", envelope["error"]);
         assert!(text(&envelope["result"]).ends_with(b"\n199999\n200000"));
     }
 }
@@ -375,6 +375,7 @@ fn a_limit_of_0_keeps_everything() {
 /// A command that prints 300 MB and ends: the answer is built, and the
 /// tool's peak stays under the limit plus a few MiB all the same.
 #[test]
+#[ignore = "long trial: 300 MB through the debug build's answer measure, about 10 s"]
 fn a_command_that_prints_300_mb_stays_under_the_default_limit() {
     let env = Env::new();
     let report = start(&env, "bash", &json!({"command": "yes | head -c 300000000"}), None).finish();
@@ -405,6 +406,7 @@ fn a_command_that_prints_300_mb_stays_under_the_default_limit() {
 /// holds a little and waits for its turn; the answer is exactly what one
 /// search after the other gives.
 #[test]
+#[ignore = "long trial: 85 MB of grep output and its model, about 4 s"]
 fn grep_of_many_files_full_of_matches_stays_under_the_default_limit() {
     let env = Env::new();
     // A long directory name makes each short line a long one in the answer.

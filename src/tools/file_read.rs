@@ -181,7 +181,7 @@ fn fill<'a>(reader: &'a mut BufReader<File>, path: &str) -> Result<&'a [u8], Too
 
 /// Skips `count` lines; false when the file ends first.
 fn skip_lines(reader: &mut BufReader<File>, count: u64, path: &str) -> Result<bool, ToolError> {
-    each_line_run(reader, count, path, |_| {})
+    each_line_run(reader, count, path, |_| true)
 }
 
 /// Copies the next `count` lines (the last one may lack its newline).
@@ -191,16 +191,22 @@ fn copy_lines(
     out: &mut Bounded,
     path: &str,
 ) -> Result<(), ToolError> {
-    each_line_run(reader, count, path, |bytes| out.push(bytes)).map(drop)
+    each_line_run(reader, count, path, |bytes| {
+        out.push(bytes);
+        // Without memory for more, reading on is for nothing.
+        !out.out_of_memory()
+    })
+    .map(drop)
 }
 
 /// Hands the next `count` lines to `sink`, a buffer's worth at a time, with
-/// newlines counted in bulk; false when the file ends first.
+/// newlines counted in bulk, until it says stop; false when the file ends
+/// first.
 fn each_line_run(
     reader: &mut BufReader<File>,
     mut count: u64,
     path: &str,
-    mut sink: impl FnMut(&[u8]),
+    mut sink: impl FnMut(&[u8]) -> bool,
 ) -> Result<bool, ToolError> {
     while count > 0 {
         let buf = fill(reader, path)?;
@@ -209,7 +215,9 @@ fn each_line_run(
         }
         let newlines = memchr::memchr_iter(b'\n', buf).count() as u64;
         if newlines < count {
-            sink(buf);
+            if !sink(buf) {
+                return Ok(true);
+            }
             let len = buf.len();
             reader.consume(len);
             count -= newlines;
@@ -219,7 +227,7 @@ fn each_line_run(
         // `count - 1` fits in usize).
         let end =
             memchr::memchr_iter(b'\n', buf).nth((count - 1) as usize).map_or(buf.len(), |i| i + 1);
-        sink(&buf[..end]);
+        let _ = sink(&buf[..end]);
         reader.consume(end);
         count = 0;
     }
@@ -239,6 +247,9 @@ fn copy_rest(reader: &mut BufReader<File>, out: &mut Bounded, path: &str) -> Res
         out.push(buf);
         let len = buf.len();
         reader.consume(len);
+        if out.out_of_memory() {
+            return Ok(()); // reading on is for nothing
+        }
         if !skip_decided && out.skippable(u64::MAX) > 0 {
             // The head is full: from here on only the last bytes count.
             skip_decided = true;
