@@ -5,6 +5,8 @@
 
 use std::io::{self, Write};
 
+pub mod size;
+
 const REPLACEMENT: &str = "\u{FFFD}";
 
 /// Whether a byte of valid UTF-8 must be escaped: a control byte, `"` or `\`.

@@ -233,35 +233,35 @@ fn numbered_lines(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
+fn limited(env: &Env, limit: &str, args: serde_json::Value) -> serde_json::Value {
+    let ran =
+        env.cmd("file-read").stdin(args.to_string()).env("IKIGAI_TOOLS_MAX_OUTPUT", limit).run();
+    assert!(ran.stdout.len() <= 1024, "answer of {} bytes", ran.stdout.len());
+    ran.json()
+}
+
 #[test]
 fn output_limit_keeps_head_and_tail_and_says_where_to_continue() {
     let env = Env::new();
-    env.write("many.txt", numbered_lines(10));
-    let ran = env
-        .cmd("file-read")
-        .stdin(r#"{"file_path":"many.txt"}"#)
-        .env("IKIGAI_TOOLS_MAX_OUTPUT", "30")
-        .run();
-    // Head: 15 bytes, ending inside line 3; tail: the last 15 bytes.
+    let whole = numbered_lines(300);
+    env.write("many.txt", &whole);
+    // 30 counts as 1 KiB, the least there is.
+    let want = answer::bounded(whole.as_bytes(), 1024, answer::continue_at(1));
     assert_eq!(
-        ran.json(),
-        json!({"output": "line 1\nline 2\nl\n[... 41 bytes omitted; continue with offset=3 ...]\nline 9\nline 10\n"})
+        limited(&env, "30", json!({"file_path": "many.txt"})),
+        json!({"output": String::from_utf8(want).unwrap()})
     );
 }
 
 #[test]
 fn output_limit_with_offset_counts_lines_from_the_offset() {
     let env = Env::new();
-    env.write("many.txt", numbered_lines(10));
-    let ran = env
-        .cmd("file-read")
-        .stdin(r#"{"file_path":"many.txt","offset":4,"limit":5}"#)
-        .env("IKIGAI_TOOLS_MAX_OUTPUT", "28")
-        .run();
-    // Lines 4..8 are 35 bytes; head 14 = "line 4\nline 5\n", so line 6 is next.
+    env.write("many.txt", numbered_lines(300));
+    let part: String = (4..204).map(|i| format!("line {i}\n")).collect();
+    let want = answer::bounded(part.as_bytes(), 1024, answer::continue_at(4));
     assert_eq!(
-        ran.json(),
-        json!({"output": "line 4\nline 5\n[... 7 bytes omitted; continue with offset=6 ...]\nline 7\nline 8\n"})
+        limited(&env, "1024", json!({"file_path": "many.txt", "offset": 4, "limit": 200})),
+        json!({"output": String::from_utf8(want).unwrap()})
     );
 }
 
@@ -301,12 +301,16 @@ fn whole_huge_file_reads_only_head_and_tail_within_the_limit() {
         .env("IKIGAI_TOOLS_MAX_OUTPUT", "40")
         .timeout(Duration::from_secs(60))
         .run();
-    let want = format!(
-        "line 1\nline 2\nline 3\n[... {} bytes omitted; continue with offset=3 ...]\n{}END\n",
-        size - 40,
-        "\0".repeat(16)
-    );
-    assert_eq!(ran.json(), json!({"output": want}));
+    // What the limit keeps of the file's start and end (NUL bytes take six
+    // bytes each in the answer); the middle is all NUL.
+    let mut ends = numbered_lines(30).into_bytes();
+    ends.extend_from_slice(&[0; 1024]);
+    ends.extend_from_slice(b"END\n");
+    let left_out_of_ends = size - ends.len() as u64;
+    let marker = answer::continue_at(1);
+    let want = answer::bounded(&ends, 1024, |n, head| marker(n + left_out_of_ends, head));
+    assert_eq!(ran.json(), json!({"output": String::from_utf8(want).unwrap()}));
+    assert!(ran.stdout.len() <= 1024, "answer of {} bytes", ran.stdout.len());
     // Memory and time bounded by the limit, not by the 1 TiB.
     assert!(ran.elapsed < Duration::from_secs(15), "took {:?}", ran.elapsed);
 }
@@ -330,4 +334,74 @@ fn snapshots() {
     env.write("notes.md", "# Notes\n\n- first\n- second\n- third\n");
     snap!("answer_lines", read(&env, json!({"file_path": "notes.md", "offset": 3, "limit": 2})));
     snap!("error_not_found", read(&env, json!({"file_path": "missing.txt"})));
+}
+
+/// Runs file_read under `ulimit -v` (KiB of address space) with `args` and
+/// the limit off.
+fn read_with_memory_of(env: &Env, kib: u64, args: serde_json::Value) -> Ran {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\""))
+        .arg(env.link("file-read"))
+        .current_dir(env.work())
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    child.stdin.take().expect("stdin").write_all(args.to_string().as_bytes()).expect("write");
+    let out = child.wait_with_output().expect("wait");
+    use std::os::unix::process::ExitStatusExt;
+    Ran {
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code(),
+        signal: out.status.signal(),
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// With the limit off, a file larger than the memory the tool may have
+/// (here `ulimit -v`) aborted the tool (SIGABRT, no answer); it is
+/// OUT_OF_MEMORY, whole or in lines.
+#[test]
+fn a_file_larger_than_memory_with_the_limit_off_is_out_of_memory() {
+    let env = Env::new();
+    // Sparse: 512 MiB that take no disk, for a tool that may have 64 MiB.
+    let file = fs::File::create(env.path("big.bin")).unwrap();
+    file.set_len(512 << 20).unwrap();
+    let oom = error("Memory allocation failed", "OUT_OF_MEMORY");
+    for args in [json!({"file_path": "big.bin"}), json!({"file_path": "big.bin", "offset": 1})] {
+        let ran = read_with_memory_of(&env, 64 * 1024, args.clone());
+        assert_eq!((ran.code, ran.signal), (Some(0), None), "{args}: {}", ran.stderr);
+        assert_eq!(ran.json(), oom, "{args}");
+    }
+    // The same limit leaves room for a file that fits.
+    env.write("small.txt", "fits\n");
+    let ran = read_with_memory_of(&env, 64 * 1024, json!({"file_path": "small.txt"}));
+    assert_eq!(ran.json(), json!({"output": "fits\n"}));
+}
+
+/// `/proc/kmsg` says it is a regular file of size 0 and its reads wait for
+/// the kernel's next message: file_read blocked for ever. It answers at
+/// once (what messages were waiting are read first).
+#[test]
+fn a_file_whose_reads_would_wait_is_read_failed_at_once() {
+    if !is_root() {
+        eprintln!("skipped: reading /proc/kmsg needs root");
+        return;
+    }
+    let env = Env::new();
+    let ran = env
+        .cmd("file-read")
+        .stdin(r#"{"file_path":"/proc/kmsg"}"#)
+        .timeout(Duration::from_secs(10))
+        .run();
+    assert_eq!(ran.json(), error("Failed to read file: /proc/kmsg", "READ_FAILED"));
+    // Files of /proc whose size says 0 but that do not wait are read whole.
+    let ran = env.cmd("file-read").stdin(r#"{"file_path":"/proc/self/status"}"#).run();
+    assert!(ran.json()["output"].as_str().is_some_and(|s| s.starts_with("Name:")));
 }

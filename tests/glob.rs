@@ -201,8 +201,9 @@ fn literal_components_are_looked_up_without_listing() {
     let env = Env::new();
     env.write("locked/open/x.c", "");
     env.write("locked/open/y.h", "");
-    // Searchable but not readable: a walk that lists `locked` finds nothing.
-    std::fs::set_permissions(env.path("locked"), std::fs::Permissions::from_mode(0o711)).unwrap();
+    // Searchable but not readable, by its owner too (so that the test holds
+    // as a normal user): a walk that lists `locked` finds nothing.
+    std::fs::set_permissions(env.path("locked"), std::fs::Permissions::from_mode(0o311)).unwrap();
     let ran = env.cmd("glob").stdin(r#"{"pattern":"locked/open/*.c"}"#).as_nobody().run();
     assert_eq!(ran.json(), answer(&["locked/open/x.c"]));
     let ran = env.cmd("glob").stdin(r#"{"pattern":"locked/*/*.c"}"#).as_nobody().run();
@@ -233,8 +234,44 @@ fn a_symlink_loop_under_double_star_terminates() {
     // The symlinks themselves are listed; `**` does not enter them.
     assert_eq!(glob(&env, json!({"pattern": "**"})), answer(&["d", "d/f.c", "d/self", "d/up"]));
     assert_eq!(glob(&env, json!({"pattern": "**/*.c"})), answer(&["d/f.c"]));
-    // A component other than `**` does follow a symlink, once per component.
-    assert_eq!(glob(&env, json!({"pattern": "d/*/*.c"})), answer(&["d/self/f.c"]));
+    // A component other than `**` follows a symlink, but not one that leads
+    // back to a directory on the path being walked.
+    env.write("e/h.c", "");
+    symlink("../e", env.path("d/side")).unwrap();
+    assert_eq!(glob(&env, json!({"pattern": "d/*/*.c"})), answer(&["d/side/h.c"]));
+    assert_eq!(glob(&env, json!({"pattern": "d/*/"})), answer(&["d/self/", "d/side/", "d/up/"]));
+}
+
+/// `l1 -> .` … `l5 -> .` and a pattern of 14 `*`: followed, the links made
+/// 5^14 paths (more than 30 s); a link back to a directory being walked is
+/// listed but never entered, so the answer comes at once.
+#[test]
+fn links_back_to_the_walked_path_are_listed_but_never_entered() {
+    let env = Env::new();
+    env.write("f.c", "x\n");
+    for i in 1..=5 {
+        symlink(".", env.path(&format!("l{i}"))).unwrap();
+    }
+    let glob_of = |pattern: &str| {
+        let ran = env
+            .cmd("glob")
+            .stdin(json!({ "pattern": pattern }).to_string())
+            .timeout(std::time::Duration::from_secs(10))
+            .run();
+        ran.json()
+    };
+    assert_eq!(glob_of(&["*"; 14].join("/")), answer(&[]));
+    assert_eq!(glob_of("*/*/*/*/*/*/*/*"), answer(&[]));
+    assert_eq!(glob_of("*"), answer(&["f.c", "l1", "l2", "l3", "l4", "l5"]));
+    assert_eq!(glob_of("*/f.c"), answer(&[]));
+    assert_eq!(glob_of("l1/"), answer(&["l1/"]));
+    // grep walks the same way.
+    let ran = env
+        .cmd("grep")
+        .stdin(json!({"pattern": "x", "glob": (["*"; 12].join("/"))}).to_string())
+        .timeout(std::time::Duration::from_secs(10))
+        .run();
+    assert_eq!(ran.json(), json!({"output": "", "count": 0}));
 }
 
 #[test]
@@ -308,16 +345,18 @@ fn arguments_are_checked() {
 #[test]
 fn the_output_limit_keeps_head_and_tail_and_the_full_count() {
     let env = Env::new();
-    for i in 0..100 {
+    for i in 0..300 {
         env.write(&format!("f{i:03}"), "");
     }
     let ran =
         env.cmd("glob").stdin(r#"{"pattern":"*"}"#).env("IKIGAI_TOOLS_MAX_OUTPUT", "40").run();
-    // 100 lines of "fNNN\n" = 500 bytes, minus the last newline.
-    assert_eq!(
-        ran.json(),
-        json!({"output": "f000\nf001\nf002\nf003\n[... 460 bytes omitted ...]\nf096\nf097\nf098\nf099", "count": 100})
-    );
+    // 300 lines of "fNNN\n": 1,500 bytes, 1,800 in the answer; 40 counts
+    // as 1 KiB.
+    let whole: String = (0..300).map(|i| format!("f{i:03}\n")).collect();
+    let want = answer::bounded_lines(whole.as_bytes(), 1024);
+    assert!(want.contains("bytes omitted"));
+    assert_eq!(ran.json(), json!({"output": want, "count": 300}));
+    assert!(ran.stdout.len() <= 1024, "answer of {} bytes", ran.stdout.len());
 }
 
 #[test]

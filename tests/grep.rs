@@ -269,17 +269,19 @@ fn arguments_are_checked() {
 #[test]
 fn the_output_limit_keeps_head_and_tail_and_the_full_count() {
     let env = Env::new();
-    for i in 0..20 {
+    for i in 0..60 {
         env.write(&format!("f{i:02}"), "hit\nhit\n");
     }
     let ran =
         env.cmd("grep").stdin(r#"{"pattern":"hit"}"#).env("IKIGAI_TOOLS_MAX_OUTPUT", "40").run();
-    // 40 lines of "fNN:L: hit\n" (11 bytes each) = 440 bytes: the first and
-    // the last 20 are kept, cut at bytes as the limit says.
-    assert_eq!(
-        ran.json(),
-        json!({"output": "f00:1: hit\nf00:2: hi\n[... 400 bytes omitted ...]\n9:1: hit\nf19:2: hit", "count": 40})
-    );
+    // 120 lines of "fNN:L: hit\n": 1,320 bytes, 1,440 in the answer; 40
+    // counts as 1 KiB.
+    let whole: String =
+        (0..60).flat_map(|i| [1, 2].map(|l| format!("f{i:02}:{l}: hit\n"))).collect();
+    let want = answer::bounded_lines(whole.as_bytes(), 1024);
+    assert!(want.contains("bytes omitted"));
+    assert_eq!(ran.json(), json!({"output": want, "count": 120}));
+    assert!(ran.stdout.len() <= 1024, "answer of {} bytes", ran.stdout.len());
 }
 
 #[test]

@@ -15,6 +15,9 @@ use crate::tools::{self, Tool};
 /// Runs one invocation and returns how it ends.
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     let argv: Vec<OsString> = argv.into_iter().collect();
+    // The default output limit depends on the name the tool was called by
+    // (65,535 under ikigai's `-tool` names).
+    crate::limit::called_as(&applet_name(&argv));
     if let Some(tool) = schema_request(&argv) {
         return print_schema(tool);
     }

@@ -6,7 +6,12 @@
 //!   only listed when a wildcard has to be matched against its entries:
 //!   literal components are looked up directly.
 //! - `**` never enters a symbolic link (no cycles); a component that names
-//!   a symlink to a directory (`*`, a literal) does follow it, as glob(3).
+//!   a symlink to a directory (`*`, a literal) does follow it, as glob(3),
+//!   unless it leads back to a directory already on the path being walked:
+//!   such a link is listed but never entered, whatever the pattern (with
+//!   `l1 -> .` … `l5 -> .`, `*/*/*/*/*/*/*/*/*/*` would otherwise walk 5^10
+//!   directories). The walker keeps the (device, inode) of the directories
+//!   on its path, found only when a link asks.
 //! - Unreadable or vanished directories are passed over silently.
 //! - Results stream in sorted order without being collected: siblings are
 //!   visited in the order of `name` for the entry itself and `name/` for
@@ -23,7 +28,7 @@ use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 
 use super::pattern::{Glob, Root, Tree, ROOT};
 
@@ -107,7 +112,12 @@ fn walk_root(root: &Root, visit: &mut dyn FnMut(Found<'_>)) {
         }
     }
     let states = closure(&root.tree, vec![ROOT]);
-    let mut walker = Walker { tree: &root.tree, visit, dirents: vec![0; DIRENT_BUFFER] };
+    let mut walker = Walker {
+        tree: &root.tree,
+        visit,
+        dirents: vec![0; DIRENT_BUFFER],
+        on_path: vec![OnPath { len: path.len(), id: None }],
+    };
     walker.directory(&mut path, &states);
 }
 
@@ -302,7 +312,20 @@ struct Walker<'t, 'v> {
     visit: &'v mut dyn FnMut(Found<'_>),
     /// The buffer `getdents64` fills, reused for every directory.
     dirents: Vec<u8>,
+    /// The directories being walked, from the root down.
+    on_path: Vec<OnPath>,
 }
+
+/// A directory on the path being walked.
+struct OnPath {
+    /// The length of its printed path (a prefix of the current one).
+    len: usize,
+    /// Its (device, inode), once a symbolic link has asked for it.
+    id: Option<FileId>,
+}
+
+/// A file's identity: (device, inode).
+type FileId = (u64, u64);
 
 impl Walker<'_, '_> {
     /// Visits the directory at `path` (a printed path, restored on return)
@@ -315,13 +338,15 @@ impl Walker<'_, '_> {
             if outcome.ends {
                 steps.push((index, Action::Emit));
             }
-            if (outcome.ends_dir || outcome.goes_on)
-                && self.is_dir(path, listing.name(entry), entry.kind)
-            {
+            if outcome.ends_dir || outcome.goes_on {
+                let Some(target) = self.directory_at(path, listing.name(entry), entry.kind) else {
+                    continue;
+                };
                 if outcome.ends_dir {
                     steps.push((index, Action::EmitSlash));
                 }
-                if outcome.goes_on {
+                // A link back to a directory being walked is a cycle.
+                if outcome.goes_on && !target.is_some_and(|id| self.is_on_path(path, id)) {
                     steps.push((index, Action::Enter));
                 }
             }
@@ -347,7 +372,17 @@ impl Walker<'_, '_> {
                     path.push(b'/');
                     (self.visit)(Found { path, kind: entry.kind });
                 }
-                Action::Enter => self.directory(path, &listing.outcomes[entry.outcome].below),
+                Action::Enter => {
+                    // Known already if a link led here.
+                    let id = if entry.kind.is_symlink() {
+                        fs::metadata(fs_path(path)).ok().map(|m| (m.dev(), m.ino()))
+                    } else {
+                        None
+                    };
+                    self.on_path.push(OnPath { len: path.len(), id });
+                    self.directory(path, &listing.outcomes[entry.outcome].below);
+                    self.on_path.pop();
+                }
             }
             path.truncate(len);
         }
@@ -398,16 +433,29 @@ impl Walker<'_, '_> {
         listing
     }
 
-    /// Whether the entry is a directory, following a symlink.
-    fn is_dir(&self, path: &mut Vec<u8>, name: &[u8], kind: Kind) -> bool {
+    /// Whether the entry is a directory, following a symlink: `None` if
+    /// not, and for a symlink, the identity of the directory it leads to.
+    fn directory_at(&self, path: &mut Vec<u8>, name: &[u8], kind: Kind) -> Option<Option<FileId>> {
         if !kind.is_symlink() {
-            return kind.is_dir();
+            return kind.is_dir().then_some(None);
         }
         let len = path.len();
         push_name(path, name);
-        let is_dir = fs::metadata(fs_path(path)).is_ok_and(|m| m.is_dir());
+        let meta = fs::metadata(fs_path(path));
         path.truncate(len);
-        is_dir
+        meta.ok().filter(|m| m.is_dir()).map(|m| Some((m.dev(), m.ino())))
+    }
+
+    /// Whether the directory `id` is on the path being walked (`path` is
+    /// the current directory's). Identities are looked up the first time
+    /// a link asks: a walk without links to directories makes no `stat`.
+    fn is_on_path(&mut self, path: &[u8], id: FileId) -> bool {
+        self.on_path.iter_mut().any(|dir| {
+            if dir.id.is_none() {
+                dir.id = fs::metadata(fs_path(&path[..dir.len])).ok().map(|m| (m.dev(), m.ino()));
+            }
+            dir.id == Some(id)
+        })
     }
 }
 

@@ -8,11 +8,12 @@
 //! - any other exit, or killed by a signal → `TOOL_CRASHED` (`exit_code`
 //!   128+N for signal N, as a shell reports it)
 //! - exit 0 but stdout is not one JSON object, or larger than the output
-//!   limit (`IKIGAI_TOOLS_MAX_OUTPUT`, 16 MiB) → `INVALID_OUTPUT`
+//!   limit (`IKIGAI_TOOLS_MAX_OUTPUT`, 16 MiB, and a margin) → `INVALID_OUTPUT`
 //! - no such tool → `TOOL_NOT_FOUND`
 //!
 //! Current ikigai releases read at most 64 KiB of a tool's stdout; this
-//! host reads up to the output limit and keeps head and tail beyond it.
+//! host reads up to the output limit, which bounds the tools' whole answers
+//! (CONTRACT §5), so it accepts every answer they give.
 //! When the tool exits but something it left running still holds its
 //! stdout, what is in the pipe is read and the rest is not waited for.
 
@@ -105,7 +106,7 @@ pub fn call(tool: &Tool, args: &[u8], timeout: Duration) -> Envelope {
             args: lead,
             input: Input::Bytes(args.to_vec()),
             timeout,
-            capture_limit: crate::limit::max_output(),
+            capture_limit: answer_capture(),
             cancel: None,
         }),
         Err(e) => Finished {
@@ -115,6 +116,16 @@ pub fn call(tool: &Tool, args: &[u8], timeout: Duration) -> Envelope {
         },
     };
     wrap(tool.name(), finished, timeout)
+}
+
+/// Room beyond the output limit for an answer: the tools' answers stay
+/// within the limit, but the capture cuts only between characters, and a
+/// tool of another make may end its answer with a newline.
+const CAPTURE_MARGIN: usize = 4096;
+
+/// How much of a tool's stdout is kept: every answer the limit allows.
+fn answer_capture() -> Option<usize> {
+    crate::limit::max_output().map(|limit| limit.saturating_add(CAPTURE_MARGIN))
 }
 
 /// The envelope for one finished run of the tool `name`.

@@ -4,18 +4,23 @@
 //! - With either: lines streamed from `offset` (1-based, 0 counts as 1),
 //!   `limit` of them; newlines are counted in bulk with memchr and nothing
 //!   past the last line asked for is read.
-//! - The output limit (CONTRACT §5) keeps head and tail; the marker between
-//!   them says which `offset` continues after the head. Of a large regular
+//! - The output limit (CONTRACT §5) bounds the answer, escaping counted; it
+//!   keeps head and tail, and the marker between them says which `offset`
+//!   continues after the head. Of a large regular
 //!   file only the head and the tail are read: the middle is seeked past.
 //! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
-//!   or device SIZE_FAILED, decided before anything could block.
+//!   or device SIZE_FAILED, decided before anything could block; a file of
+//!   unknown size is read non-blocking (`/proc/kmsg` is READ_FAILED at once).
+//! - A file too large for memory with the limit off is OUT_OF_MEMORY
+//!   (`Memory allocation failed`), never an abort.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 
 use crate::error::ToolError;
 use crate::fs::open::open_regular;
-use crate::json::Field;
+use crate::json::{size, Field};
 use crate::limit::{self, Bounded};
 use crate::memory;
 use crate::protocol::{Args, Outcome};
@@ -33,12 +38,19 @@ pub fn run(args: &Args) -> Outcome {
     let offset = non_negative(args, "offset")?;
     let limit = non_negative(args, "limit")?;
     let mut file = open_regular(path)?;
-    let max_output = limit::max_output();
-    let mut out = Bounded::new(max_output);
+    never_wait(&file, path)?;
+    let mut out = Bounded::for_answer(limit::max_output());
     if offset.is_none() && limit.is_none() {
-        match read_within(&mut file, max_output, path)? {
+        match read_whole(&mut file, out.budget(), path)? {
             Whole::Fits(content) => return Ok(vec![("output", Field::Text(content))]),
-            Whole::TooLarge(head) => out.push(&head),
+            Whole::TooLarge(read) => {
+                // Streamed through the limit from the start (which skips
+                // the middle); holding what was read meanwhile would hold
+                // the limit twice.
+                if !read.is_empty() && file.rewind().is_err() {
+                    out.push(&read);
+                }
+            }
         }
     }
     let mut reader = BufReader::with_capacity(BUFFER_SIZE, file);
@@ -56,6 +68,9 @@ pub fn run(args: &Args) -> Outcome {
             }
         }
     }
+    if out.out_of_memory() {
+        return Err(ToolError::AllocationFailed);
+    }
     let next_line =
         first_line.saturating_add(memchr::memchr_iter(b'\n', out.head()).count() as u64);
     let output = out.finish_parts_with(|omitted| {
@@ -64,37 +79,82 @@ pub fn run(args: &Args) -> Outcome {
     Ok(vec![("output", Field::Parts(output))])
 }
 
-/// What reading a whole file up to the output limit gave.
+/// A file whose size says 0 is one whose size is not known up front (/proc,
+/// tracing files), and some of them wait for data (`/proc/kmsg`): read
+/// non-blocking, such a read fails at once (EAGAIN: `READ_FAILED`) instead
+/// of waiting for ever. Other files are read blocking.
+fn never_wait(file: &File, path: &str) -> Result<(), ToolError> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    if size > 0 {
+        return Ok(());
+    }
+    let fd = file.as_raw_fd();
+    let set = fcntl(fd, FcntlArg::F_GETFL).and_then(|flags| {
+        fcntl(fd, FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK))
+    });
+    set.map(drop).map_err(|e| ToolError::from_io(&e.into(), path, ToolError::OpenFailed))
+}
+
+/// What reading a whole file within the output limit gave.
 enum Whole {
-    /// The whole file: the answer as it stands.
+    /// The whole file, which fits in the answer: the answer as it stands.
     Fits(Vec<u8>),
-    /// The first bytes of a file longer than the limit.
+    /// The file is too large for the answer; what was read of it.
     TooLarge(Vec<u8>),
 }
 
-/// Reads the file up to one byte past `max_output`, straight into the
-/// buffer that becomes the answer (no copy; sized by the file's size).
-fn read_within(file: &mut File, max_output: Option<usize>, path: &str) -> Result<Whole, ToolError> {
-    let max = max_output.map_or(u64::MAX, |m| m as u64);
+/// Reads the whole file straight into the buffer that becomes the answer
+/// (no copy; sized by the file's size) if it fits within `budget` (in
+/// the answer's bytes, escaping counted).
+fn read_whole(file: &mut File, budget: Option<usize>, path: &str) -> Result<Whole, ToolError> {
+    let max = budget.map_or(u64::MAX, |b| b as u64);
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
     if size > max {
-        // Known to be past the limit: streamed through the limit instead,
-        // which skips the middle; reading a limit's worth first and then
-        // copying it would hold the limit twice.
+        // Known to be past the limit: every byte takes at least one in the
+        // answer.
         return Ok(Whole::TooLarge(Vec::new()));
     }
+    let content = read_up_to(file, size, max.saturating_add(1), path)?;
+    let fits = match budget {
+        None => true,
+        // Six bytes a byte at most (`\u0000`): most files need no count.
+        Some(budget) => content.len() <= budget / 6 || size::escaped_len(&content) <= budget,
+    };
+    Ok(if fits { Whole::Fits(content) } else { Whole::TooLarge(content) })
+}
+
+/// Room added at a time when a file turns out longer than its size said
+/// (files in /proc say 0).
+const GROWTH: usize = 64 * 1024;
+
+/// Reads `file` (of `size` bytes, as far as its metadata knows) to its end
+/// or up to `max` bytes. Memory that cannot be had is `OUT_OF_MEMORY`,
+/// never an abort: the buffer only grows by fallible reservations.
+fn read_up_to(file: &mut File, size: u64, max: u64, path: &str) -> Result<Vec<u8>, ToolError> {
     let mut content = Vec::new();
     // One byte more than the size, so the read that finds the end of the
     // file needs no new room.
-    let expected = size.saturating_add(1).min(max.saturating_add(1));
-    memory::reserve(&mut content, usize::try_from(expected).unwrap_or(0));
-    file.take(max.saturating_add(1))
-        .read_to_end(&mut content)
-        .map_err(|e| ToolError::from_io(&e, path, ToolError::ReadFailed))?;
-    if content.len() as u64 > max {
-        Ok(Whole::TooLarge(content))
-    } else {
-        Ok(Whole::Fits(content))
+    let expected = usize::try_from(size.min(max).saturating_add(1)).unwrap_or(usize::MAX);
+    memory::try_reserve(&mut content, expected).map_err(|_| ToolError::AllocationFailed)?;
+    loop {
+        let left = max - content.len() as u64;
+        if left == 0 {
+            return Ok(content);
+        }
+        if content.len() == content.capacity() {
+            let more = content.len().max(GROWTH).min(usize::try_from(left).unwrap_or(usize::MAX));
+            memory::try_reserve(&mut content, more).map_err(|_| ToolError::AllocationFailed)?;
+        }
+        // Never past the room there is, so that `read_to_end` has no
+        // reason to grow the buffer itself (which would abort on failure).
+        let room = (content.capacity() - content.len()) as u64;
+        match (&*file).take(room.min(left)).read_to_end(&mut content) {
+            Ok(0) => return Ok(content),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ToolError::from_io(&e, path, ToolError::ReadFailed)),
+        }
     }
 }
 
@@ -121,7 +181,7 @@ fn fill<'a>(reader: &'a mut BufReader<File>, path: &str) -> Result<&'a [u8], Too
 
 /// Skips `count` lines; false when the file ends first.
 fn skip_lines(reader: &mut BufReader<File>, count: u64, path: &str) -> Result<bool, ToolError> {
-    each_line_run(reader, count, path, |_| {})
+    each_line_run(reader, count, path, |_| true)
 }
 
 /// Copies the next `count` lines (the last one may lack its newline).
@@ -131,16 +191,22 @@ fn copy_lines(
     out: &mut Bounded,
     path: &str,
 ) -> Result<(), ToolError> {
-    each_line_run(reader, count, path, |bytes| out.push(bytes)).map(drop)
+    each_line_run(reader, count, path, |bytes| {
+        out.push(bytes);
+        // Without memory for more, reading on is for nothing.
+        !out.out_of_memory()
+    })
+    .map(drop)
 }
 
 /// Hands the next `count` lines to `sink`, a buffer's worth at a time, with
-/// newlines counted in bulk; false when the file ends first.
+/// newlines counted in bulk, until it says stop; false when the file ends
+/// first.
 fn each_line_run(
     reader: &mut BufReader<File>,
     mut count: u64,
     path: &str,
-    mut sink: impl FnMut(&[u8]),
+    mut sink: impl FnMut(&[u8]) -> bool,
 ) -> Result<bool, ToolError> {
     while count > 0 {
         let buf = fill(reader, path)?;
@@ -149,7 +215,9 @@ fn each_line_run(
         }
         let newlines = memchr::memchr_iter(b'\n', buf).count() as u64;
         if newlines < count {
-            sink(buf);
+            if !sink(buf) {
+                return Ok(true);
+            }
             let len = buf.len();
             reader.consume(len);
             count -= newlines;
@@ -159,7 +227,7 @@ fn each_line_run(
         // `count - 1` fits in usize).
         let end =
             memchr::memchr_iter(b'\n', buf).nth((count - 1) as usize).map_or(buf.len(), |i| i + 1);
-        sink(&buf[..end]);
+        let _ = sink(&buf[..end]);
         reader.consume(end);
         count = 0;
     }
@@ -179,6 +247,9 @@ fn copy_rest(reader: &mut BufReader<File>, out: &mut Bounded, path: &str) -> Res
         out.push(buf);
         let len = buf.len();
         reader.consume(len);
+        if out.out_of_memory() {
+            return Ok(()); // reading on is for nothing
+        }
         if !skip_decided && out.skippable(u64::MAX) > 0 {
             // The head is full: from here on only the last bytes count.
             skip_decided = true;

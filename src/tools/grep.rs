@@ -6,6 +6,12 @@
 //! order. Each file is searched as a whole buffer by ripgrep's searcher
 //! (bulk line counting, NUL = binary, skipped); files are searched in
 //! parallel and their results stitched back in order.
+//!
+//! Memory stays bounded by the output limit plus a constant, whatever the
+//! files hold (CONTRACT §5): a file searched ahead of the files before it
+//! holds at most `HOLD_AHEAD` bytes of lines; past that it waits for its
+//! turn and hands its lines over to the answer, as it does from then on.
+//! The files read whole take at most `WHOLE_TOTAL` across the threads.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
@@ -13,8 +19,11 @@ use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 mod ordered;
+
+use ordered::Turn;
 
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -56,20 +65,24 @@ pub fn run(args: &Args) -> Outcome {
     };
 
     let limit = limit::max_output();
-    let mut output = Bounded::new(limit);
+    let output = Mutex::new(Bounded::for_answer(limit));
     let mut count: i64 = 0;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
+    let whole_max = (WHOLE_TOTAL / threads).clamp(BUFFER_START, WHOLE_MAX);
     // The walk feeds the files to the searching threads as it finds them.
     ordered::run(
         threads,
-        || Worker::new(&matcher),
-        |worker, path: Vec<u8>| Some(search_file(worker, &path, limit)),
+        || Worker::new(&matcher, whole_max),
+        |worker, path: Vec<u8>, turn| {
+            let answer = Answer { output: &output, turn, limit };
+            Some(search_file(worker, &path, Some(&answer)))
+        },
         |result| result.as_ref().map_or(0, |r| r.output.kept()),
         // `None`: the search of a file panicked, which must not stop the rest.
         |result: Option<FileResult>| {
             if let Some(result) = result {
                 count += result.lines;
-                output.append(result.output);
+                lock(&output).append(result.output);
             }
         },
         |feed| match named.take() {
@@ -81,10 +94,21 @@ pub fn run(args: &Args) -> Outcome {
             }),
         },
     );
-    let mut output = output.finish_parts();
+    let mut output = output.into_inner().unwrap_or_else(PoisonError::into_inner).finish_parts();
     // Each line ends with a newline; the last one does not need it.
     limit::strip_final_newline(&mut output);
     Ok(vec![("output", Field::Parts(output)), ("count", Field::Int(count))])
+}
+
+fn lock(output: &Mutex<Bounded>) -> MutexGuard<'_, Bounded> {
+    output.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where a file's lines end up, for a search that holds too many of them.
+struct Answer<'a> {
+    output: &'a Mutex<Bounded>,
+    turn: &'a Turn<'a>,
+    limit: Option<usize>,
 }
 
 fn is_regular_file(path: &str) -> bool {
@@ -164,22 +188,31 @@ struct Worker {
     matcher: RegexMatcher,
     /// Holds the file being searched (see `read_up_to`).
     buffer: Vec<u8>,
+    /// Files up to this size are read whole into `buffer`.
+    whole_max: usize,
 }
 
 impl Worker {
-    fn new(matcher: &RegexMatcher) -> Worker {
+    fn new(matcher: &RegexMatcher, whole_max: usize) -> Worker {
         Worker {
             searcher: searcher(),
             // Each thread its own matcher: a shared one hands its scratch
             // space to other threads through a lock, at every search.
             matcher: matcher.clone(),
             buffer: Vec::new(),
+            whole_max,
         }
     }
 }
 
-/// Files up to this size are read whole and searched as one slice.
+/// Files up to this size are read whole and searched as one slice…
 const WHOLE_MAX: usize = 8 * 1024 * 1024;
+/// …as long as the threads' buffers for them take at most this in all.
+const WHOLE_TOTAL: usize = 16 * 1024 * 1024;
+/// The bytes of lines a file's search holds while files before it are
+/// still being searched; past it, it waits for them and hands its lines
+/// over to the answer.
+const HOLD_AHEAD: usize = 1024 * 1024;
 /// The whole-file buffer starts at this size (and grows to the largest
 /// file read whole).
 const BUFFER_START: usize = 256 * 1024;
@@ -192,20 +225,23 @@ const BUFFER_START: usize = 256 * 1024;
 /// fewer system calls than the searcher's own reading, which peeks at the
 /// first three bytes for a byte-order mark with a read of their own. A
 /// larger file is searched as a stream, the bytes already read first.
-fn search_file(worker: &mut Worker, path: &[u8], limit: Option<usize>) -> FileResult {
-    search_file_up_to(worker, path, limit, WHOLE_MAX)
-}
-
-fn search_file_up_to(
-    worker: &mut Worker,
-    path: &[u8],
-    limit: Option<usize>,
-    whole_max: usize,
-) -> FileResult {
-    let mut sink =
-        Lines { path, output: Bounded::new(limit), lines: 0, binary: false, line: Vec::new() };
+///
+/// Without `answer` (tests), all lines are held until the end, with the
+/// limit of the environment.
+fn search_file(worker: &mut Worker, path: &[u8], answer: Option<&Answer<'_>>) -> FileResult {
+    let limit = answer.map_or_else(limit::max_output, |a| a.limit);
+    let mut sink = Lines {
+        path,
+        output: Bounded::for_answer(limit),
+        lines: 0,
+        binary: false,
+        line: Vec::new(),
+        answer,
+        known_text: false,
+    };
     if let Ok(file) = open(path) {
-        let (read, whole) = read_up_to(&file, &mut worker.buffer, whole_max);
+        let (read, whole) = read_up_to(&file, &mut worker.buffer, worker.whole_max);
+        sink.known_text = whole;
         let content = &worker.buffer[..read];
         if whole {
             sink.binary = memchr::memchr(0, content).is_some();
@@ -219,7 +255,7 @@ fn search_file_up_to(
         }
     }
     if sink.binary {
-        return FileResult { output: Bounded::new(limit), lines: 0 };
+        return FileResult { output: Bounded::for_answer(limit), lines: 0 };
     }
     FileResult { output: sink.output, lines: sink.lines }
 }
@@ -261,6 +297,45 @@ struct Lines<'p> {
     binary: bool,
     /// The line being formatted (reused).
     line: Vec<u8>,
+    /// Where lines go once they are too many to hold.
+    answer: Option<&'p Answer<'p>>,
+    /// The file is known to hold no NUL (it was read whole and checked).
+    known_text: bool,
+}
+
+impl Lines<'_> {
+    /// Waits for the file's turn and hands the lines held over to the
+    /// answer; false if the file turns out to be binary instead (lines
+    /// handed over cannot be taken back, so a file searched as a stream is
+    /// checked for a NUL first).
+    fn hand_over(&mut self, answer: &Answer<'_>) -> bool {
+        if !self.known_text {
+            if has_nul(self.path) {
+                self.binary = true;
+                return false;
+            }
+            self.known_text = true;
+        }
+        answer.turn.wait();
+        let held = std::mem::replace(&mut self.output, Bounded::for_answer(answer.limit));
+        lock(answer.output).append(held);
+        true
+    }
+}
+
+/// Whether the file at `path` holds a NUL byte (read to its end).
+fn has_nul(path: &[u8]) -> bool {
+    let Ok(mut file) = open(path) else { return false };
+    let mut buf = vec![0u8; BUFFER_START];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return false,
+            Ok(n) if memchr::memchr(0, &buf[..n]).is_some() => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
 }
 
 impl Sink for Lines<'_> {
@@ -285,6 +360,11 @@ impl Sink for Lines<'_> {
             self.output.push(&self.line);
             self.lines += 1;
         }
+        if let Some(answer) = self.answer {
+            if self.output.kept() > HOLD_AHEAD && !self.hand_over(answer) {
+                return Ok(false);
+            }
+        }
         Ok(true)
     }
 
@@ -305,10 +385,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.txt");
         let text: String = (1..=3000)
-            .map(|i| format!("line {i}{}\n", if i % 7 == 0 { " hit" } else { "" }))
+            .map(|i| format!("line {i}{}\n", if i.is_multiple_of(7) { " hit" } else { "" }))
             .collect();
         let matcher = matcher("hit$").unwrap();
-        let mut worker = Worker::new(&matcher);
+        let mut worker = Worker::new(&matcher, WHOLE_MAX);
         let p = path.to_str().unwrap().as_bytes();
         for binary in [false, true] {
             let mut content = text.clone().into_bytes();
@@ -316,9 +396,11 @@ mod tests {
                 content[20_000] = 0;
             }
             std::fs::write(&path, &content).unwrap();
-            let whole = search_file_up_to(&mut worker, p, None, WHOLE_MAX);
+            worker.whole_max = WHOLE_MAX;
+            let whole = search_file(&mut worker, p, None);
             for max in [0, 1, 100, 4096, content.len() - 1, content.len()] {
-                let part = search_file_up_to(&mut worker, p, None, max);
+                worker.whole_max = max;
+                let part = search_file(&mut worker, p, None);
                 assert_eq!(part.lines, whole.lines, "max {max}");
                 assert_eq!(part.output.finish(), whole.output.head().to_vec(), "max {max}");
             }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod answer;
 pub mod fuzz;
 pub mod procs;
 

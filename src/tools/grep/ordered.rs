@@ -16,6 +16,11 @@
 //! would run further ahead waits instead. The window is wide because items
 //! can be tiny (a grep of a small file takes microseconds, a wake-up as
 //! long), the budget is what bounds memory when results are large.
+//!
+//! A result that grows large while its item is worked on can be bounded
+//! too: the work may wait for its `Turn` (until every item fed before it
+//! has been collected) and then hand what it has over to wherever
+//! `collect` puts results, since nothing is collected meanwhile.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -30,7 +35,25 @@ const QUEUE_PER_THREAD: usize = 64;
 const WINDOW: usize = 1024;
 /// Weight of the results done ahead of the oldest outstanding item beyond
 /// which no more items are claimed (for grep: bytes of output).
-const HELD_MAX: usize = 32 * 1024 * 1024;
+const HELD_MAX: usize = 8 * 1024 * 1024;
+
+/// Where an item stands in the order of results, for its work.
+pub struct Turn<'a> {
+    pool: &'a dyn WaitForTurn,
+    index: usize,
+}
+
+impl Turn<'_> {
+    /// Waits until every item fed before this one has been collected: from
+    /// then until this item's result is delivered, nothing is collected.
+    pub fn wait(&self) {
+        self.pool.wait_until_next(self.index);
+    }
+}
+
+trait WaitForTurn: Sync {
+    fn wait_until_next(&self, index: usize);
+}
 
 /// Runs `work` on every item `feed` produces, on up to `threads` threads
 /// (the calling thread included), each thread with its own `state()`, and
@@ -40,7 +63,7 @@ const HELD_MAX: usize = 32 * 1024 * 1024;
 pub fn run<T, R, S>(
     threads: usize,
     state: impl Fn() -> S + Sync,
-    work: impl Fn(&mut S, T) -> R + Sync,
+    work: impl Fn(&mut S, T, &Turn<'_>) -> R + Sync,
     weight: fn(&R) -> usize,
     collect: impl FnMut(R) + Send,
     feed: impl FnOnce(&mut dyn FnMut(T)),
@@ -88,7 +111,7 @@ pub fn run<T, R, S>(
                 // The feeder may wait for the window, never for the queue:
                 // it is the one that fills it.
                 if let Some((index, item)) = pool.deliver_and_claim(None, false) {
-                    pool.deliver_only(index, work_on(work, &mut own, item));
+                    pool.deliver_only(index, work_on(pool, work, &mut own, index, item));
                 }
             }
         });
@@ -102,7 +125,7 @@ fn spawn_worker<'scope, T, R, S, C>(
     scope: &'scope Scope<'scope, '_>,
     pool: &'scope Pool<T, R, C>,
     state: &'scope (impl Fn() -> S + Sync),
-    work: &'scope (impl Fn(&mut S, T) -> R + Sync),
+    work: &'scope (impl Fn(&mut S, T, &Turn<'_>) -> R + Sync),
 ) where
     T: Send,
     R: Send + Default,
@@ -112,19 +135,35 @@ fn spawn_worker<'scope, T, R, S, C>(
 }
 
 /// Claims and works on items until all are claimed.
-fn work_until_done<T, R: Default, S, C: FnMut(R)>(
+fn work_until_done<T: Send, R: Default + Send, S, C: FnMut(R) + Send>(
     pool: &Pool<T, R, C>,
-    work: &impl Fn(&mut S, T) -> R,
+    work: &impl Fn(&mut S, T, &Turn<'_>) -> R,
     state: &mut S,
 ) {
     let mut result = None;
     while let Some((index, item)) = pool.deliver_and_claim(result.take(), true) {
-        result = Some((index, work_on(work, state, item)));
+        result = Some((index, work_on(pool, work, state, index, item)));
     }
 }
 
-fn work_on<T, R: Default, S>(work: &impl Fn(&mut S, T) -> R, state: &mut S, item: T) -> R {
-    catch_unwind(AssertUnwindSafe(|| work(state, item))).unwrap_or_default()
+fn work_on<T: Send, R: Default + Send, S, C: FnMut(R) + Send>(
+    pool: &Pool<T, R, C>,
+    work: &impl Fn(&mut S, T, &Turn<'_>) -> R,
+    state: &mut S,
+    index: usize,
+    item: T,
+) -> R {
+    let turn = Turn { pool, index };
+    catch_unwind(AssertUnwindSafe(|| work(state, item, &turn))).unwrap_or_default()
+}
+
+impl<T: Send, R: Send, C: FnMut(R) + Send> WaitForTurn for Pool<T, R, C> {
+    fn wait_until_next(&self, index: usize) {
+        let mut inner = self.lock();
+        while inner.next < index {
+            inner = self.sleep(inner);
+        }
+    }
 }
 
 struct Pool<T, R, C> {
@@ -252,9 +291,9 @@ mod tests {
         run(
             threads,
             || (),
-            |(), x: u64| {
+            |(), x: u64, _| {
                 // Uneven work, so that results complete out of order.
-                if x % 7 == 0 {
+                if x.is_multiple_of(7) {
                     std::thread::sleep(std::time::Duration::from_micros(200));
                 }
                 x * x
@@ -285,7 +324,7 @@ mod tests {
             run(
                 threads,
                 || (),
-                |(), x: u64| x,
+                |(), x: u64, _| x,
                 |_| 1,
                 |r| {
                     assert_eq!(r, seen);
@@ -310,7 +349,7 @@ mod tests {
         run(
             4,
             || (),
-            |(), x: usize| {
+            |(), x: usize, _| {
                 if x == 0 {
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
@@ -332,12 +371,39 @@ mod tests {
     }
 
     #[test]
+    fn an_item_that_waits_for_its_turn_sees_everything_before_it_collected() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        for threads in [1, 2, 4] {
+            let collected = AtomicUsize::new(0);
+            let mut order = Vec::new();
+            run(
+                threads,
+                || (),
+                |(), x: usize, turn| {
+                    if x % 3 == 0 {
+                        turn.wait();
+                        assert_eq!(collected.load(SeqCst), x, "waited for its turn");
+                    }
+                    x
+                },
+                |_| 1,
+                |x| {
+                    collected.fetch_add(1, SeqCst);
+                    order.push(x);
+                },
+                |feed| (0..300).for_each(&mut *feed),
+            );
+            assert_eq!(order, (0..300).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
     fn a_panicking_item_gives_the_default() {
         let mut out = Vec::new();
         run(
             2,
             || (),
-            |(), x: u32| {
+            |(), x: u32, _| {
                 assert!(x != 3, "boom");
                 x
             },
