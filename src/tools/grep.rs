@@ -384,7 +384,7 @@ mod tests {
     fn files_read_whole_and_streamed_give_the_same_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.txt");
-        let text: String = (1..=3000)
+        let text: String = (1..=3000u32)
             .map(|i| format!("line {i}{}\n", if i.is_multiple_of(7) { " hit" } else { "" }))
             .collect();
         let matcher = matcher("hit$").unwrap();
