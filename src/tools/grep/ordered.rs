@@ -380,7 +380,7 @@ mod tests {
                 threads,
                 || (),
                 |(), x: usize, turn| {
-                    if x % 3 == 0 {
+                    if x.is_multiple_of(3) {
                         turn.wait();
                         assert_eq!(collected.load(SeqCst), x, "waited for its turn");
                     }
