@@ -7,6 +7,8 @@
 //! - The output limit (CONTRACT §5) keeps head and tail; the marker between
 //!   them says which `offset` continues after the head. Of a large regular
 //!   file only the head and the tail are read: the middle is seeked past.
+//! - With allowed roots (CONTRACT §8) the file is opened beneath them
+//!   (`fs::open`); a path leading out is `PERMISSION_DENIED`.
 //! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
 //!   or device SIZE_FAILED, decided before anything could block.
 
@@ -32,7 +34,8 @@ pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
     let offset = non_negative(args, "offset")?;
     let limit = non_negative(args, "limit")?;
-    let mut file = open_regular(path)?;
+    let roots = super::allowed_roots()?;
+    let mut file = open_regular(path, roots.as_ref())?;
     let max_output = limit::max_output();
     let mut out = Bounded::new(max_output);
     if offset.is_none() && limit.is_none() {
