@@ -107,6 +107,14 @@ pub fn names() -> String {
     TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
+/// The allowed roots the file tools work beneath (CONTRACT §8), read once
+/// at start; `None` without `IKIGAI_TOOLS_ROOTS`. Roots that cannot confine
+/// (none named, a missing one, a kernel without openat2) refuse the call:
+/// never run unconfined.
+pub(crate) fn allowed_roots() -> Result<Option<Roots>, ToolError> {
+    Roots::from_env().map_err(|e| ToolError::PermissionDenied(e.message()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,12 +158,4 @@ mod tests {
             ["file_read", "file_read-tool", "file_read_tool", "file-read-tool", "file-read_tool"]
         );
     }
-}
-
-/// The allowed roots the file tools work beneath (CONTRACT §8), read once
-/// at start; `None` without `IKIGAI_TOOLS_ROOTS`. Roots that cannot confine
-/// (none named, a missing one, a kernel without openat2) refuse the call:
-/// never run unconfined.
-pub(crate) fn allowed_roots() -> Result<Option<Roots>, ToolError> {
-    Roots::from_env().map_err(|e| ToolError::PermissionDenied(e.message()))
 }
