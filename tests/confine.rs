@@ -597,3 +597,70 @@ fn file_write_never_writes_outside_while_a_directory_and_a_link_out_are_swapped(
 fn file_write_never_writes_outside_while_swapped_long_trial() {
     write_race(2500);
 }
+
+#[test]
+fn a_confined_write_keeps_mode_attributes_and_hard_links_as_unconfined() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let f = Files::new();
+    let kept = f.c.env.write("kept.txt", "old\n");
+    fs::set_permissions(&kept, fs::Permissions::from_mode(0o640)).expect("chmod");
+    let xattrs =
+        rustix::fs::setxattr(&kept, "user.kept", b"value", rustix::fs::XattrFlags::empty());
+    let linked = f.c.env.write("linked.txt", "old\n");
+    fs::hard_link(&linked, f.c.env.path("sub/second.txt")).expect("link");
+    for path in ["kept.txt", "linked.txt"] {
+        let v = f.confined("file_write", &json!({ "file_path": path, "content": "new\n" }));
+        assert_eq!(v["bytes"], 4, "{path}: {v}");
+    }
+    assert_eq!(fs::read(&kept).expect("read"), b"new\n");
+    assert_eq!(fs::metadata(&kept).expect("stat").mode() & 0o7777, 0o640);
+    match xattrs {
+        Ok(()) => {
+            let mut buf = [0u8; 16];
+            let len = rustix::fs::getxattr(&kept, "user.kept", &mut buf[..]).expect("xattr kept");
+            assert_eq!(&buf[..len], b"value");
+        }
+        Err(e) => eprintln!("xattr part skipped: this file system takes no user attributes ({e})"),
+    }
+    // Written in place: both names still one file, with the new content.
+    assert_eq!(fs::metadata(&linked).expect("stat").nlink(), 2);
+    assert_eq!(f.c.env.read("sub/second.txt"), b"new\n");
+}
+
+/// An edit waiting for the lock while the file is replaced (renamed over)
+/// and the link it was named by retargeted: it reopens the file it will
+/// write, not the path again (which leads elsewhere now and would never
+/// match it), so it finishes, confined or not.
+#[test]
+fn an_edit_whose_link_is_retargeted_while_it_waits_for_the_lock_finishes() {
+    for confined in [false, true] {
+        let f = Files::new();
+        let a = f.c.env.write("a.txt", "A old\n");
+        f.c.env.write("b.txt", "B old\n");
+        std::os::unix::fs::symlink("a.txt", f.c.env.path("l")).expect("symlink");
+        let holder = nix::fcntl::Flock::lock(
+            fs::File::open(&a).expect("open"),
+            nix::fcntl::FlockArg::LockExclusive,
+        )
+        .expect("lock");
+        let args = json!({ "file_path": "l", "old_string": "old", "new_string": "new" });
+        let mut call = f.c.env.cmd("file_edit").env("IKIGAI_TOOLS_LOCK_WAIT", "20");
+        if confined {
+            call = call.env("IKIGAI_TOOLS_ROOTS", f.c.env.work());
+        }
+        let edit = std::thread::spawn(move || {
+            call.stdin(args.to_string()).timeout(std::time::Duration::from_secs(15)).run()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::os::unix::fs::symlink("b.txt", f.c.env.path("l2")).expect("symlink");
+        fs::rename(f.c.env.path("l2"), f.c.env.path("l")).expect("retarget");
+        f.c.env.write("a2.txt", "A old\n");
+        fs::rename(f.c.env.path("a2.txt"), &a).expect("replace");
+        drop(holder);
+        let ran = edit.join().expect("edit");
+        assert_eq!(ran.json()["replacements"], 1, "confined: {confined}");
+        let edited = [f.c.env.read("a.txt"), f.c.env.read("b.txt")];
+        let changed = edited.iter().filter(|c| c.ends_with(b"new\n")).count();
+        assert_eq!(changed, 1, "confined: {confined}: {edited:?}");
+    }
+}

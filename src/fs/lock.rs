@@ -17,9 +17,8 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use rustix::fs::{FileType, Mode, OFlags};
 
-use crate::confine::Roots;
 use crate::error::ToolError;
-use crate::fs::open::open_regular;
+use crate::fs::open::checked_regular;
 use crate::fs::target::Target;
 
 /// How long to wait for another change of the same file: ours take
@@ -60,20 +59,21 @@ impl std::ops::Deref for Locked {
 }
 
 /// file_edit: locks `opened`, the regular file at `path` opened for
-/// reading; should another change have replaced it meanwhile, opens `path`
-/// again (the errors are `open_regular`'s, beneath `roots` if any).
-/// `target` is where the edit will be written, by which the lock is
-/// checked to still hold the file.
-pub fn for_edit(
-    path: &str,
-    roots: Option<&Roots>,
-    target: &Target,
-    opened: File,
-) -> Result<Locked, ToolError> {
+/// reading. `target` is where the edit will be written: the lock must hold
+/// the file it stands for; should another change have replaced that file
+/// meanwhile (or `path` have led elsewhere a moment before), the target
+/// is opened again, so that what is read is what will be written.
+pub fn for_edit(path: &str, target: &Target, opened: File) -> Result<Locked, ToolError> {
     let mut first = Some(opened);
     let open = || match first.take() {
         Some(file) => Ok(Some(file)),
-        None => open_regular(path, roots).map(Some),
+        None => {
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+            let file = target
+                .open(flags, Mode::empty())
+                .map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
+            checked_regular(file, path).map(Some)
+        }
     };
     lock_target(path, target, open)?.ok_or_else(|| ToolError::OpenFailed(path.to_owned()))
 }

@@ -36,6 +36,12 @@ pub fn open_regular(path: &str, roots: Option<&Roots>) -> Result<File, ToolError
         None => open_unconfined(path)?,
         Some(roots) => open_confined(path, roots)?,
     };
+    checked_regular(file, path)
+}
+
+/// `file`, opened non-blocking from `path`, if it is a regular file, made
+/// blocking unless its size says 0 (see `open_regular`).
+pub fn checked_regular(file: File, path: &str) -> Result<File, ToolError> {
     let meta = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?;
     check_kind(&meta, path)?;
     if meta.len() > 0 {

@@ -44,7 +44,7 @@ pub fn run(args: &Args) -> Outcome {
     let opened = open_regular(path, roots.as_ref())?;
     let target = Target::for_write(path, roots.as_ref())?;
     // Held until the edited file is in place; dropping it releases the lock.
-    let file = lock::for_edit(path, roots.as_ref(), &target, opened)?;
+    let file = lock::for_edit(path, &target, opened)?;
     let content = read::read_up_to(&file, path, u64::MAX)?;
     let (old, new) = (old.as_bytes(), new.as_bytes());
     let mut count = memmem::find_iter(&content, old).count();
