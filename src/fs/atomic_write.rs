@@ -19,23 +19,27 @@
 //! target untouched. A FIFO or socket is refused: writing one could wait
 //! forever.
 //!
+//! Every step works on the target's directory descriptor and the file's
+//! name in it (`fs::target`): with confinement on (CONTRACT §8) that
+//! descriptor was opened beneath an allowed root, and nothing is resolved
+//! by path again — not the temporary file, the rename, the in-place write,
+//! the attributes or the directory's flush.
+//!
 //! The caller holds the lock (`fs::lock`); this module only writes.
 
-use std::fs::{self, File, Metadata, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 
-use nix::unistd::{faccessat, fchown, AccessFlags, Gid, Uid};
+use nix::unistd::{fchown, Gid, Uid};
+use rustix::fs::{FileType, Mode, OFlags, Stat};
 
 use crate::error::ToolError;
 use crate::fs::append_only::is_append_only;
 use crate::fs::open::clear_nonblock;
+use crate::fs::target::Target;
 use crate::fs::temp_file::TempFile;
 use crate::fs::xattrs;
-
-/// Symbolic links followed before giving up, as the kernel does (ELOOP).
-const MAX_SYMLINKS: usize = 40;
 
 /// The bytes to write: their length, and the bytes themselves piece by
 /// piece, so that an edit of a large file writes the unchanged stretches
@@ -58,26 +62,24 @@ impl Content for [u8] {
     }
 }
 
-/// Writes `content` to `path` (as the caller gave it; error messages name it
-/// so) crash-safely, or in place where a rename would be wrong.
-pub fn write<C: Content + ?Sized>(path: &str, content: &C) -> Result<(), ToolError> {
-    // `fopen("dir/", "w")` fails whether or not `dir` exists: a path with a
-    // trailing slash names a directory, never a file to write.
-    if path.ends_with('/') {
-        return Err(ToolError::OpenFailed(path.to_owned()));
-    }
+/// Writes `content` to `target` (resolved from `path`, as the caller gave
+/// it; error messages name it so) crash-safely, or in place where a rename
+/// would be wrong.
+pub fn write<C: Content + ?Sized>(
+    target: &Target,
+    path: &str,
+    content: &C,
+) -> Result<(), ToolError> {
     let open_failed = |e: &io::Error| ToolError::from_io(e, path, ToolError::OpenFailed);
-    let target = resolve_symlinks(Path::new(path)).map_err(|e| open_failed(&e))?;
-    let dir = parent(&target);
-    let meta = match fs::metadata(&target) {
+    let meta = match target.stat() {
         Ok(meta) => meta,
         // A new file; its parent must exist, and a missing one is
         // OPEN_FAILED, not FILE_NOT_FOUND (seed 000).
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            let created = if is_append_only(dir) {
-                create_in_place(&target, content)
+            let created = if is_append_only(target.dir()) {
+                create_in_place(target, content)
             } else {
-                replace(&target, content, None)
+                replace(target, content, None)
             };
             return created.map_err(|err| match err {
                 Failure::Create(e) if e.raw_os_error() == Some(libc::ENOENT) => {
@@ -88,31 +90,32 @@ pub fn write<C: Content + ?Sized>(path: &str, content: &C) -> Result<(), ToolErr
         }
         Err(e) => return Err(open_failed(&e)),
     };
-    let kind = meta.file_type();
+    let kind = FileType::from_raw_mode(meta.st_mode);
     // A directory cannot be written; a FIFO or a socket would make the
-    // write wait for a reader that may never come.
-    if kind.is_dir() || kind.is_fifo() || kind.is_socket() {
+    // write wait for a reader that may never come. (A symbolic link comes
+    // here only when confined and planted since the target was resolved:
+    // the in-place open below refuses it, never following it.)
+    if matches!(kind, FileType::Directory | FileType::Fifo | FileType::Socket) {
         return Err(ToolError::OpenFailed(path.to_owned()));
     }
     // The rename below would replace a file we may not write (a read-only
     // file in a writable directory): refuse, as opening it would.
-    faccessat(None, &target, AccessFlags::W_OK, nix::fcntl::AtFlags::AT_EACCESS)
-        .map_err(|errno| open_failed(&io::Error::from(errno)))?;
-    if !meta.is_file() || meta.nlink() > 1 || is_append_only(dir) {
-        return write_in_place(&target, content, &meta, path);
+    target.check_writable().map_err(|e| open_failed(&e))?;
+    if kind != FileType::RegularFile || meta.st_nlink > 1 || is_append_only(target.dir()) {
+        return write_in_place(target, content, &meta, path);
     }
-    match replace(&target, content, Some(&meta)) {
+    match replace(target, content, Some(&meta)) {
         Ok(()) => Ok(()),
         // The directory refuses a new entry or the rename (not writable,
         // sticky, read-only mount, a bind-mounted file) while the file
         // itself is writable: write it in place.
         Err(Failure::Create(e) | Failure::Rename(e)) if rename_refused(&e) => {
-            write_in_place(&target, content, &meta, path)
+            write_in_place(target, content, &meta, path)
         }
         // Somebody else's file we may write: a new file would be ours, so
         // write theirs in place (as Emacs and Vim do) and it stays theirs.
         // Likewise a file whose attributes or mode a new file cannot get.
-        Err(Failure::Owner | Failure::Attributes) => write_in_place(&target, content, &meta, path),
+        Err(Failure::Owner | Failure::Attributes) => write_in_place(target, content, &meta, path),
         Err(other) => Err(other.into_tool_error(path)),
     }
 }
@@ -151,58 +154,27 @@ fn rename_refused(e: &io::Error) -> bool {
     )
 }
 
-/// The directory holding `target`.
-fn parent(target: &Path) -> &Path {
-    match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Follows `path` through symbolic links (chains and relative links
-/// included) to the path of the file they end at, which may not exist yet
-/// (a dangling link: writing creates its target, as `echo > link` does).
-fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    for _ in 0..MAX_SYMLINKS {
-        match fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let next = fs::read_link(&current)?;
-                current = if next.is_absolute() {
-                    next
-                } else {
-                    // Relative to the directory holding the link.
-                    current.parent().unwrap_or(Path::new("")).join(next)
-                };
-            }
-            // Not a link, or nothing there (yet): later steps report errors
-            // with the right code.
-            _ => return Ok(current),
-        }
-    }
-    Err(io::Error::from_raw_os_error(libc::ELOOP))
-}
-
 /// Writes a temporary file next to `target` and renames it over it.
 /// `existing` is the target's metadata, `None` for a new file.
 fn replace<C: Content + ?Sized>(
-    target: &Path,
+    target: &Target,
     content: &C,
-    existing: Option<&Metadata>,
+    existing: Option<&Stat>,
 ) -> Result<(), Failure> {
-    let dir = parent(target);
-    let name = target.file_name().unwrap_or(target.as_os_str());
     // A new file gets 0666 less the umask (and its directory's default
     // ACL), as open() gives them. An existing file's mode comes last; until
     // then only we may read the temporary file.
     let create_mode = if existing.is_some() { 0o600 } else { 0o666 };
-    let temp = TempFile::create(dir, name, create_mode).map_err(Failure::Create)?;
+    let temp =
+        TempFile::create(target.dir(), target.name(), create_mode).map_err(Failure::Create)?;
     let file = temp.file();
     if let Some(meta) = existing {
         if !keep_owner(file, meta).map_err(Failure::Write)? {
             return Err(Failure::Owner);
         }
-        xattrs::copy(target, file).map_err(|_| Failure::Attributes)?;
+        target
+            .with_attribute_path(meta, |from| xattrs::copy(from, file))
+            .map_err(|_| Failure::Attributes)?;
     }
     write_all(file, content).map_err(Failure::Write)?;
     if let Some(meta) = existing {
@@ -211,20 +183,19 @@ fn replace<C: Content + ?Sized>(
         keep_mode(file, meta)?;
     }
     file.sync_all().map_err(Failure::Write)?;
-    temp.rename_over(target).map_err(Failure::Rename)?;
+    temp.rename_over(target.name()).map_err(Failure::Rename)?;
     // The rename itself is durable only once the directory is flushed.
-    // Some file systems cannot sync a directory; the file is written anyway.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    // Some file systems cannot sync a directory, and a directory held as
+    // O_PATH cannot be; the file is written anyway.
+    let _ = rustix::fs::fsync(target.dir());
     Ok(())
 }
 
 /// Gives the temporary file the target's permission bits, and checks that
 /// it has them: the kernel silently drops a setgid bit that a process
 /// outside the file's group sets.
-fn keep_mode(file: &File, meta: &Metadata) -> Result<(), Failure> {
-    let mode = meta.mode() & 0o7777;
+fn keep_mode(file: &File, meta: &Stat) -> Result<(), Failure> {
+    let mode = meta.st_mode & 0o7777;
     file.set_permissions(fs::Permissions::from_mode(mode)).map_err(Failure::Write)?;
     match file.metadata() {
         Ok(now) if now.mode() & 0o7777 == mode => Ok(()),
@@ -236,11 +207,11 @@ fn keep_mode(file: &File, meta: &Metadata) -> Result<(), Failure> {
 /// Gives the temporary file the target's owner and group; false when the
 /// process may not (it is not root, and the file is not its own or has a
 /// group it is not in).
-fn keep_owner(file: &File, meta: &Metadata) -> io::Result<bool> {
+fn keep_owner(file: &File, meta: &Stat) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     let ours = file.metadata()?;
-    let uid = (ours.uid() != meta.uid()).then(|| Uid::from_raw(meta.uid()));
-    let gid = (ours.gid() != meta.gid()).then(|| Gid::from_raw(meta.gid()));
+    let uid = (ours.uid() != meta.st_uid).then(|| Uid::from_raw(meta.st_uid));
+    let gid = (ours.gid() != meta.st_gid).then(|| Gid::from_raw(meta.st_gid));
     if uid.is_none() && gid.is_none() {
         return Ok(true);
     }
@@ -251,19 +222,17 @@ fn keep_owner(file: &File, meta: &Metadata) -> io::Result<bool> {
 /// attributes stay as they are. Only regular files and devices come here
 /// (a FIFO or socket was refused).
 fn write_in_place<C: Content + ?Sized>(
-    target: &Path,
+    target: &Target,
     content: &C,
-    meta: &Metadata,
+    meta: &Stat,
     path: &str,
 ) -> Result<(), ToolError> {
-    let regular = meta.is_file();
+    let regular = FileType::from_raw_mode(meta.st_mode) == FileType::RegularFile;
     // O_NONBLOCK keeps the open from waiting should a FIFO have been put
     // in the file's place since we looked (it fails, ENXIO, without a
     // reader); the file is checked again once open.
-    let file = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(target)
+    let file = target
+        .open(OFlags::WRONLY | OFlags::NONBLOCK, Mode::empty())
         .map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
     let write_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::WriteFailed);
     let kind = file.metadata().map_err(write_failed)?.file_type();
@@ -285,14 +254,9 @@ fn write_in_place<C: Content + ?Sized>(
 
 /// A new file in a directory that allows no rename (append-only): created
 /// and written directly, as `echo > file` would.
-fn create_in_place<C: Content + ?Sized>(target: &Path, content: &C) -> Result<(), Failure> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o666)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(target)
-        .map_err(Failure::Create)?;
+fn create_in_place<C: Content + ?Sized>(target: &Target, content: &C) -> Result<(), Failure> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+    let file = target.open(flags, Mode::from_raw_mode(0o666)).map_err(Failure::Create)?;
     reserve_space(&file, content.size()).map_err(Failure::Write)?;
     write_all(&file, content).map_err(Failure::Write)?;
     file.sync_all().map_err(Failure::Write)
@@ -401,23 +365,9 @@ mod tests {
         let path = dir.path().join("f");
         let large: Vec<u8> = (0..FLUSH_AHEAD + 12345).map(|i| (i % 251) as u8).collect();
         let parts: [&[u8]; 5] = [&large, b"a", b"", b"bc", &large[..FLUSH_AHEAD - 1]];
-        write(path.to_str().unwrap(), &Pieces(&parts)).unwrap();
-        assert!(fs::read(&path).unwrap() == parts.concat());
-    }
-
-    #[test]
-    fn relative_symlink_chains_resolve_against_their_directories() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        fs::create_dir(d.join("sub")).unwrap();
-        fs::write(d.join("real.txt"), "x").unwrap();
-        std::os::unix::fs::symlink("../real.txt", d.join("sub/one")).unwrap();
-        std::os::unix::fs::symlink("sub/one", d.join("two")).unwrap();
-        assert_eq!(resolve_symlinks(&d.join("two")).unwrap(), d.join("sub/../real.txt"));
-        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
-        assert_eq!(
-            resolve_symlinks(&d.join("loop")).unwrap_err().raw_os_error(),
-            Some(libc::ELOOP)
-        );
+        let path = path.to_str().unwrap();
+        let target = Target::resolve(path, None).unwrap();
+        write(&target, path, &Pieces(&parts)).unwrap();
+        assert!(fs::read(path).unwrap() == parts.concat());
     }
 }

@@ -10,15 +10,16 @@
 //! changes the wait. A file system without locks (some network file
 //! systems) is changed without one.
 
-use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::File;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
+use rustix::fs::{FileType, Mode, OFlags};
 
 use crate::error::ToolError;
-use crate::fs::open::open_regular;
+use crate::fs::open::checked_regular;
+use crate::fs::target::Target;
 
 /// How long to wait for another change of the same file: ours take
 /// milliseconds to a second, but a hundred queued edits of a large file add
@@ -57,44 +58,54 @@ impl std::ops::Deref for Locked {
     }
 }
 
-/// file_edit: opens the regular file at `path` for reading (the errors are
-/// `open_regular`'s) and locks it.
-pub fn for_edit(path: &str) -> Result<Locked, ToolError> {
-    lock_path(path, || open_regular(path).map(Some))?
-        .ok_or_else(|| ToolError::OpenFailed(path.to_owned()))
+/// file_edit: locks `opened`, the regular file at `path` opened for
+/// reading. `target` is where the edit will be written: the lock must hold
+/// the file it stands for; should another change have replaced that file
+/// meanwhile (or `path` have led elsewhere a moment before), the target
+/// is opened again, so that what is read is what will be written.
+pub fn for_edit(path: &str, target: &Target, opened: File) -> Result<Locked, ToolError> {
+    let mut first = Some(opened);
+    let open = || match first.take() {
+        Some(file) => Ok(Some(file)),
+        None => {
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+            let file = target
+                .open(flags, Mode::empty())
+                .map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
+            checked_regular(file, path).map(Some)
+        }
+    };
+    lock_target(path, target, open)?.ok_or_else(|| ToolError::OpenFailed(path.to_owned()))
 }
 
-/// file_write: locks the regular file at `path` if there is one. Nothing
-/// to lock (a new file, a device) or a file this process cannot open is
-/// `None`: the write then goes ahead and reports what it meets.
-pub fn for_write(path: &str) -> Result<Option<Locked>, ToolError> {
-    lock_path(path, || Ok(open_to_lock(path)))
+/// file_write: locks the regular file `target` stands for, if there is
+/// one. Nothing to lock (a new file, a device) or a file this process
+/// cannot open is `None`: the write then goes ahead and reports what it
+/// meets.
+pub fn for_write(path: &str, target: &Target) -> Result<Option<Locked>, ToolError> {
+    lock_target(path, target, || Ok(open_to_lock(target)))
 }
 
-/// Opens `path` for nothing but the lock: for reading, else for writing (a
-/// file we may write but not read). Never blocks (O_NONBLOCK: a FIFO put in
-/// its place) and never truncates.
-fn open_to_lock(path: &str) -> Option<File> {
-    if !fs::metadata(path).is_ok_and(|m| m.is_file()) {
+/// Opens the target for nothing but the lock: for reading, else for
+/// writing (a file we may write but not read). Never blocks (O_NONBLOCK: a
+/// FIFO put in its place) and never truncates.
+fn open_to_lock(target: &Target) -> Option<File> {
+    let regular = |mode: u32| FileType::from_raw_mode(mode) == FileType::RegularFile;
+    if !target.stat().is_ok_and(|st| regular(st.st_mode)) {
         return None;
     }
-    let open = |read: bool| {
-        OpenOptions::new()
-            .read(read)
-            .write(!read)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(path)
-    };
-    let file = open(true).or_else(|_| open(false)).ok()?;
+    let open = |access: OFlags| target.open(access | OFlags::NONBLOCK, Mode::empty());
+    let file = open(OFlags::RDONLY).or_else(|_| open(OFlags::WRONLY)).ok()?;
     file.metadata().is_ok_and(|m| m.is_file()).then_some(file)
 }
 
 /// Opens with `open` and locks until the deadline. A change that held the
-/// lock may have renamed a new file over the path while we waited; a lock
-/// on the old file guards nothing, so then the path is opened again.
-fn lock_path(
+/// lock may have renamed a new file over the target while we waited; a lock
+/// on the old file guards nothing, so then it is opened again.
+fn lock_target(
     path: &str,
-    open: impl Fn() -> Result<Option<File>, ToolError>,
+    target: &Target,
+    mut open: impl FnMut() -> Result<Option<File>, ToolError>,
 ) -> Result<Option<Locked>, ToolError> {
     let deadline = Instant::now() + lock_wait();
     loop {
@@ -102,7 +113,7 @@ fn lock_path(
             return Ok(None);
         };
         match lock_until(file, deadline) {
-            Ok(Locked::Held(lock)) if !same_file(path, &lock) => continue,
+            Ok(Locked::Held(lock)) if !target.same_file(&lock) => continue,
             Ok(locked) => return Ok(Some(locked)),
             Err(TimedOut) => return Err(ToolError::EditLocked(path.to_owned())),
         }
@@ -132,14 +143,5 @@ fn lock_until(mut file: File, deadline: Instant) -> Result<Locked, TimedOut> {
             // without the lock would.
             Err((back, _)) => return Ok(Locked::Unlocked(back)),
         }
-    }
-}
-
-/// Whether `path` still names the open file.
-fn same_file(path: &str, file: &File) -> bool {
-    match (fs::metadata(path), file.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        // Gone or unreadable now: the next open reports it.
-        _ => false,
     }
 }

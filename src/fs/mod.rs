@@ -7,6 +7,7 @@ pub mod open;
 pub mod pattern;
 pub mod read;
 pub mod signals;
+pub mod target;
 pub mod temp_file;
 pub mod walk;
 pub mod xattrs;

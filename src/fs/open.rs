@@ -8,15 +8,22 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
+use rustix::fs::{Mode, OFlags};
 
+use crate::confine::Roots;
 use crate::error::ToolError;
 
 /// Opens `path` for reading if it is a regular file; the errors are those
-/// of seed 000. file_read reads it, file_edit edits it.
+/// of seed 000. file_read reads it, file_edit edits it. With `roots`
+/// (CONTRACT §8) it is opened beneath them, or refused.
 ///
 /// The kind of file is checked before opening (a FIFO would block the open,
 /// a socket cannot be opened) and again on the open file (it may have been
 /// replaced in between; the open itself cannot block, thanks to O_NONBLOCK).
+/// Confined, there is no check before the open (it would look at a path,
+/// not at what the open meets): the open is non-blocking anyway, and when
+/// it fails the kind is read from a descriptor opened beneath the roots, so
+/// that the error is the one given unconfined.
 ///
 /// A file whose size says 0 keeps O_NONBLOCK: that is how /proc and the
 /// tracing files show that their size is not known up front, and some of
@@ -24,20 +31,52 @@ use crate::error::ToolError;
 /// read fails at once (EAGAIN, which callers answer with `READ_FAILED`).
 /// Other files are read blocking: O_NONBLOCK means nothing to a disk file,
 /// but a FUSE file system could take it at its word.
-pub fn open_regular(path: &str) -> Result<File, ToolError> {
-    let open_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::OpenFailed);
-    check_kind(&fs::metadata(path).map_err(open_failed)?, path)?;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(open_failed)?;
+pub fn open_regular(path: &str, roots: Option<&Roots>) -> Result<File, ToolError> {
+    let file = match roots {
+        None => open_unconfined(path)?,
+        Some(roots) => open_confined(path, roots)?,
+    };
+    checked_regular(file, path)
+}
+
+/// `file`, opened non-blocking from `path`, if it is a regular file, made
+/// blocking unless its size says 0 (see `open_regular`).
+pub fn checked_regular(file: File, path: &str) -> Result<File, ToolError> {
     let meta = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?;
     check_kind(&meta, path)?;
     if meta.len() > 0 {
         clear_nonblock(&file).map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
     }
     Ok(file)
+}
+
+fn open_unconfined(path: &str) -> Result<File, ToolError> {
+    let open_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::OpenFailed);
+    check_kind(&fs::metadata(path).map_err(open_failed)?, path)?;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(open_failed)
+}
+
+fn open_confined(path: &str, roots: &Roots) -> Result<File, ToolError> {
+    match roots.open_read(path) {
+        Ok(file) => Ok(file),
+        Err(e) if e.is_refusal() => Err(e.into_tool_error(path, ToolError::OpenFailed)),
+        Err(e) => {
+            // A socket (ENXIO) or a device that cannot be opened: the kind
+            // says which error, as it does unconfined before the open.
+            if let Ok(fd) = roots.open(path, OFlags::PATH, Mode::empty()) {
+                check_kind(&File::from(fd).metadata().map_err(|_| e_size(path))?, path)?;
+            }
+            Err(e.into_tool_error(path, ToolError::OpenFailed))
+        }
+    }
+}
+
+fn e_size(path: &str) -> ToolError {
+    ToolError::SizeFailed(path.to_owned())
 }
 
 fn check_kind(meta: &Metadata, path: &str) -> Result<(), ToolError> {

@@ -13,19 +13,23 @@
 //! Handlers, never SIG_IGN: an ignored signal stays ignored in the programs
 //! the bash tool starts, a handled one is reset to its default at exec.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
+use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
 
 /// The signals by which a host tells the tool to stop.
 const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
-/// The temporary file to remove if the tool is stopped: a C string leaked
-/// while registered, null when there is none.
+/// The temporary file to remove if the tool is stopped: its name, a C
+/// string leaked while registered (null when there is none), in the
+/// directory `TEMP_DIR` holds open (a descriptor: the name is never
+/// resolved from a path again, so a confined write stays beneath its root
+/// even here).
 static TEMP_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+static TEMP_DIR: AtomicI32 = AtomicI32::new(libc::AT_FDCWD);
 
 /// Sets the dispositions described above, for the whole process.
 pub fn install() {
@@ -37,7 +41,7 @@ pub fn install() {
     for sig in STOP {
         if !is_ignored(sig) {
             // SAFETY: the handler only makes async-signal-safe calls
-            // (unlink, signal, raise) and reads an atomic.
+            // (unlinkat, signal, raise) and reads atomics.
             let _ = unsafe { sigaction(sig, &stop) };
         }
     }
@@ -47,15 +51,20 @@ pub fn install() {
     let _ = unsafe { sigaction(Signal::SIGXFSZ, &fail_the_write) };
 }
 
-/// While the returned value lives, a stop signal removes `path` before the
-/// tool dies.
-pub fn remove_on_signal(path: &Path) -> Registration {
-    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
-        // A path with a NUL byte names no file: nothing to remove.
+/// While the returned value lives, a stop signal removes `name` from the
+/// directory `dir` (which the caller keeps open as long) before the tool
+/// dies.
+pub fn remove_on_signal(dir: RawFd, name: &OsStr) -> Registration {
+    let Ok(c_name) = CString::new(name.as_bytes()) else {
+        // A name with a NUL byte names no file: nothing to remove.
         return Registration(());
     };
-    let new = c_path.into_raw();
-    let old = blocked(|| TEMP_PATH.swap(new, Ordering::SeqCst));
+    let new = c_name.into_raw();
+    let old = blocked(|| {
+        // The handler cannot run in between: the stop signals are held.
+        TEMP_DIR.store(dir, Ordering::SeqCst);
+        TEMP_PATH.swap(new, Ordering::SeqCst)
+    });
     free(old);
     Registration(())
 }
@@ -103,12 +112,14 @@ fn free(ptr: *mut libc::c_char) {
 
 extern "C" fn remove_temp_and_die(sig: libc::c_int) {
     let path = TEMP_PATH.load(Ordering::SeqCst);
-    // SAFETY: async-signal-safe calls; `path`, when not null, is a C string
-    // that stays allocated while registered, and it is unregistered (and
-    // freed) only with these signals blocked, so never under this handler.
+    let dir = TEMP_DIR.load(Ordering::SeqCst);
+    // SAFETY: async-signal-safe calls (unlinkat is one, as unlink); `path`,
+    // when not null, is a C string that stays allocated while registered,
+    // and it is unregistered (and freed) only with these signals blocked,
+    // so never under this handler.
     unsafe {
         if !path.is_null() {
-            libc::unlink(path);
+            libc::unlinkat(dir, path, 0);
         }
         // The default disposition, and the signal again: it is blocked while
         // its handler runs, so it ends the process as soon as we return.

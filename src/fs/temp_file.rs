@@ -1,17 +1,24 @@
 //! The temporary file a crash-safe write fills before renaming it over the
-//! target: `.NAME.ikigai-tmp-XXXXXX` in the target's directory, so that one
-//! left by a killed process is recognisable for what it is. It is removed
-//! when dropped unless renamed into place, and when the tool is stopped by
-//! a signal (`fs::signals`).
+//! target: `.NAME.ikigai-tmp-XXXXXX` in the target's own directory, so that
+//! one left by a killed process is recognisable for what it is. It is
+//! removed when dropped unless renamed into place, and when the tool is
+//! stopped by a signal (`fs::signals`).
+//!
+//! Everything is done relative to the directory's descriptor (openat,
+//! renameat, unlinkat), never by path: with confinement on, that
+//! descriptor was opened beneath an allowed root, and a name in it cannot
+//! lead anywhere else.
 
+use std::collections::hash_map::RandomState;
 use std::ffi::{OsStr, OsString};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
 
-use tempfile::NamedTempFile;
+use rustix::fs::{openat, renameat, unlinkat, AtFlags, Mode, OFlags};
+use rustix::io::Errno;
 
 use crate::fs::signals::{self, Registration};
 
@@ -21,87 +28,145 @@ const TEMP_MARK: &str = ".ikigai-tmp-";
 const RANDOM_LEN: usize = 6;
 /// The longest file name most file systems take (NAME_MAX).
 const NAME_MAX: usize = 255;
+/// Names tried before giving up (each taken already: EEXIST).
+const TRIES: usize = 100;
+/// The characters of the random part.
+const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-pub struct TempFile {
-    // Dropped in this order: the file is removed, then unregistered.
-    file: NamedTempFile,
-    _cleanup: Registration,
+pub struct TempFile<'d> {
+    dir: BorrowedFd<'d>,
+    name: OsString,
+    file: File,
+    /// Given up (inside the rename's blocked section) once renamed.
+    cleanup: Option<Registration>,
 }
 
-impl TempFile {
-    /// Creates the temporary file for `name` in `dir`, with `mode` (less the
-    /// umask).
-    pub fn create(dir: &Path, name: &OsStr, mode: u32) -> io::Result<TempFile> {
+impl<'d> TempFile<'d> {
+    /// Creates the temporary file for `name` in the directory `dir`, with
+    /// `mode` (less the umask). O_EXCL and O_NOFOLLOW: a name taken, or a
+    /// link planted under it, is never opened; another name is tried.
+    pub fn create(dir: BorrowedFd<'d>, name: &OsStr, mode: u32) -> io::Result<TempFile<'d>> {
         let prefix = prefix(name);
-        // Created and registered with the stop signals held back: one that
-        // came in between would leave the file behind.
-        signals::blocked(|| {
-            let file = tempfile::Builder::new().prefix(&prefix).rand_bytes(RANDOM_LEN).make_in(
-                dir,
-                |path| {
-                    OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(mode)
-                        .custom_flags(libc::O_CLOEXEC)
-                        .open(path)
-                },
-            )?;
-            let cleanup = signals::remove_on_signal(file.path());
-            Ok(TempFile { file, _cleanup: cleanup })
-        })
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+        let mut random = RandomState::new().build_hasher();
+        for _ in 0..TRIES {
+            let temp = with_random(&prefix, &mut random);
+            // Created and registered with the stop signals held back: one
+            // that came in between would leave the file behind.
+            let made = signals::blocked(|| {
+                let fd = openat(dir, &temp, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode))?;
+                let cleanup = signals::remove_on_signal(dir.as_raw_fd(), &temp);
+                Ok::<_, Errno>((fd, cleanup))
+            });
+            match made {
+                Ok((fd, cleanup)) => {
+                    return Ok(TempFile {
+                        dir,
+                        name: temp,
+                        file: File::from(fd),
+                        cleanup: Some(cleanup),
+                    })
+                }
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::from_raw_os_error(libc::EEXIST))
     }
 
     pub fn file(&self) -> &File {
-        self.file.as_file()
+        &self.file
     }
 
-    /// Renames the file over `target`. On failure it is removed.
-    pub fn rename_over(self, target: &Path) -> io::Result<()> {
+    /// The temporary file's name in its directory.
+    #[cfg(test)]
+    pub fn name(&self) -> &OsStr {
+        &self.name
+    }
+
+    /// Renames the file over `target` in the same directory. On failure it
+    /// is removed.
+    pub fn rename_over(mut self, target: &OsStr) -> io::Result<()> {
         // The rename and the unregistering go together: a stop signal in
         // between would remove the target itself.
-        signals::blocked(|| self.file.persist(target).map(drop).map_err(|e| e.error))
+        signals::blocked(|| {
+            renameat(self.dir, &self.name, self.dir, target)?;
+            self.cleanup = None;
+            Ok(())
+        })
+    }
+}
+
+impl Drop for TempFile<'_> {
+    fn drop(&mut self) {
+        // Still registered: not renamed, so ours to remove (then the
+        // registration goes, in that order).
+        if self.cleanup.is_some() {
+            let _ = unlinkat(self.dir, &self.name, AtFlags::empty());
+        }
     }
 }
 
 /// `.NAME.ikigai-tmp-`, with NAME shortened so that the whole name, random
 /// characters included, stays within NAME_MAX.
-fn prefix(name: &OsStr) -> OsString {
+fn prefix(name: &OsStr) -> Vec<u8> {
     let room = NAME_MAX - 1 - TEMP_MARK.len() - RANDOM_LEN;
     let bytes = name.as_bytes();
     let mut out = Vec::with_capacity(NAME_MAX);
     out.push(b'.');
     out.extend_from_slice(&bytes[..bytes.len().min(room)]);
     out.extend_from_slice(TEMP_MARK.as_bytes());
+    out
+}
+
+/// `prefix` and RANDOM_LEN random letters and digits. The hasher of a
+/// `RandomState` is seeded from the system's randomness; fed a counter it
+/// gives a new value each call.
+fn with_random(prefix: &[u8], random: &mut impl Hasher) -> OsString {
+    let mut out = prefix.to_vec();
+    random.write_u8(0);
+    let mut bits = random.finish();
+    for _ in 0..RANDOM_LEN {
+        out.push(ALPHABET[(bits % ALPHABET.len() as u64) as usize]);
+        bits /= ALPHABET.len() as u64;
+    }
     OsString::from_vec(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
+
+    fn open_dir(path: &std::path::Path) -> std::os::fd::OwnedFd {
+        rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap()
+    }
 
     #[test]
     fn temp_names_are_recognisable_and_fit_name_max() {
         let dir = tempfile::tempdir().unwrap();
-        let temp = TempFile::create(dir.path(), OsStr::new("notes.txt"), 0o600).unwrap();
-        let name = temp.file.path().file_name().unwrap().to_str().unwrap().to_owned();
+        let fd = open_dir(dir.path());
+        let temp = TempFile::create(fd.as_fd(), OsStr::new("notes.txt"), 0o600).unwrap();
+        let name = temp.name().to_str().unwrap().to_owned();
         let random = name.strip_prefix(".notes.txt.ikigai-tmp-").unwrap();
         assert_eq!(random.len(), RANDOM_LEN, "{name}");
         assert!(random.bytes().all(|b| b.is_ascii_alphanumeric()), "{name}");
+        assert!(dir.path().join(&name).exists());
         let long = "x".repeat(255);
-        let temp = TempFile::create(dir.path(), OsStr::new(&long), 0o600).unwrap();
-        assert_eq!(temp.file.path().file_name().unwrap().len(), NAME_MAX);
+        let temp = TempFile::create(fd.as_fd(), OsStr::new(&long), 0o600).unwrap();
+        assert_eq!(temp.name().len(), NAME_MAX);
     }
 
     #[test]
     fn dropped_it_is_gone_renamed_it_is_the_target() {
         let dir = tempfile::tempdir().unwrap();
-        let temp = TempFile::create(dir.path(), OsStr::new("f"), 0o600).unwrap();
+        let fd = open_dir(dir.path());
+        let temp = TempFile::create(fd.as_fd(), OsStr::new("f"), 0o600).unwrap();
         drop(temp);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        let temp = TempFile::create(dir.path(), OsStr::new("f"), 0o600).unwrap();
+        let temp = TempFile::create(fd.as_fd(), OsStr::new("f"), 0o600).unwrap();
         io::Write::write_all(&mut temp.file(), b"new").unwrap();
-        temp.rename_over(&dir.path().join("f")).unwrap();
+        temp.rename_over(OsStr::new("f")).unwrap();
         assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }

@@ -21,6 +21,8 @@ use memchr::memmem;
 
 use crate::error::ToolError;
 use crate::fs::atomic_write::{self, Content};
+use crate::fs::open::open_regular;
+use crate::fs::target::Target;
 use crate::fs::{basename, lock, read};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
@@ -36,8 +38,13 @@ pub fn run(args: &Args) -> Outcome {
     if old == new {
         return Err(ToolError::InvalidArg("old_string and new_string are identical".to_owned()));
     }
+    let roots = super::allowed_roots()?;
+    // The file read (its errors first, as seed 000 has them), then where
+    // the edit will be written: both beneath the roots if any.
+    let opened = open_regular(path, roots.as_ref())?;
+    let target = Target::for_write(path, roots.as_ref())?;
     // Held until the edited file is in place; dropping it releases the lock.
-    let file = lock::for_edit(path)?;
+    let file = lock::for_edit(path, &target, opened)?;
     let content = read::read_up_to(&file, path, u64::MAX)?;
     let (old, new) = (old.as_bytes(), new.as_bytes());
     let mut count = memmem::find_iter(&content, old).count();
@@ -57,7 +64,7 @@ pub fn run(args: &Args) -> Outcome {
         return Err(ToolError::NotUnique(count));
     }
     if count > 0 {
-        atomic_write::write(path, &Replaced { content: &content, old, new, count })?;
+        atomic_write::write(&target, path, &Replaced { content: &content, old, new, count })?;
     }
     drop(file);
     let plural = if count == 1 { "" } else { "s" };

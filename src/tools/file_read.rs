@@ -8,6 +8,8 @@
 //!   keeps head and tail, and the marker between them says which `offset`
 //!   continues after the head. Of a large regular
 //!   file only the head and the tail are read: the middle is seeked past.
+//! - With allowed roots (CONTRACT §8) the file is opened beneath them
+//!   (`fs::open`); a path leading out is `PERMISSION_DENIED`.
 //! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
 //!   or device SIZE_FAILED, decided before anything could block; a file of
 //!   unknown size is read non-blocking (`/proc/kmsg` is READ_FAILED at once).
@@ -15,14 +17,13 @@
 //!   (`Memory allocation failed`), never an abort.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::os::fd::AsRawFd;
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 
 use crate::error::ToolError;
 use crate::fs::open::open_regular;
+use crate::fs::read;
 use crate::json::{size, Field};
 use crate::limit::{self, Bounded};
-use crate::memory;
 use crate::protocol::{Args, Outcome};
 
 /// Read size: large enough that counting newlines, not system calls,
@@ -37,8 +38,8 @@ pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
     let offset = non_negative(args, "offset")?;
     let limit = non_negative(args, "limit")?;
-    let mut file = open_regular(path)?;
-    never_wait(&file, path)?;
+    let roots = super::allowed_roots()?;
+    let mut file = open_regular(path, roots.as_ref())?;
     let mut out = Bounded::for_answer(limit::max_output());
     if offset.is_none() && limit.is_none() {
         match read_whole(&mut file, out.budget(), path)? {
@@ -79,23 +80,6 @@ pub fn run(args: &Args) -> Outcome {
     Ok(vec![("output", Field::Parts(output))])
 }
 
-/// A file whose size says 0 is one whose size is not known up front (/proc,
-/// tracing files), and some of them wait for data (`/proc/kmsg`): read
-/// non-blocking, such a read fails at once (EAGAIN: `READ_FAILED`) instead
-/// of waiting for ever. Other files are read blocking.
-fn never_wait(file: &File, path: &str) -> Result<(), ToolError> {
-    use nix::fcntl::{fcntl, FcntlArg, OFlag};
-    let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
-    if size > 0 {
-        return Ok(());
-    }
-    let fd = file.as_raw_fd();
-    let set = fcntl(fd, FcntlArg::F_GETFL).and_then(|flags| {
-        fcntl(fd, FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK))
-    });
-    set.map(drop).map_err(|e| ToolError::from_io(&e.into(), path, ToolError::OpenFailed))
-}
-
 /// What reading a whole file within the output limit gave.
 enum Whole {
     /// The whole file, which fits in the answer: the answer as it stands.
@@ -115,47 +99,13 @@ fn read_whole(file: &mut File, budget: Option<usize>, path: &str) -> Result<Whol
         // answer.
         return Ok(Whole::TooLarge(Vec::new()));
     }
-    let content = read_up_to(file, size, max.saturating_add(1), path)?;
+    let content = read::read_up_to(file, path, max.saturating_add(1))?;
     let fits = match budget {
         None => true,
         // Six bytes a byte at most (`\u0000`): most files need no count.
         Some(budget) => content.len() <= budget / 6 || size::escaped_len(&content) <= budget,
     };
     Ok(if fits { Whole::Fits(content) } else { Whole::TooLarge(content) })
-}
-
-/// Room added at a time when a file turns out longer than its size said
-/// (files in /proc say 0).
-const GROWTH: usize = 64 * 1024;
-
-/// Reads `file` (of `size` bytes, as far as its metadata knows) to its end
-/// or up to `max` bytes. Memory that cannot be had is `OUT_OF_MEMORY`,
-/// never an abort: the buffer only grows by fallible reservations.
-fn read_up_to(file: &mut File, size: u64, max: u64, path: &str) -> Result<Vec<u8>, ToolError> {
-    let mut content = Vec::new();
-    // One byte more than the size, so the read that finds the end of the
-    // file needs no new room.
-    let expected = usize::try_from(size.min(max).saturating_add(1)).unwrap_or(usize::MAX);
-    memory::try_reserve(&mut content, expected).map_err(|_| ToolError::AllocationFailed)?;
-    loop {
-        let left = max - content.len() as u64;
-        if left == 0 {
-            return Ok(content);
-        }
-        if content.len() == content.capacity() {
-            let more = content.len().max(GROWTH).min(usize::try_from(left).unwrap_or(usize::MAX));
-            memory::try_reserve(&mut content, more).map_err(|_| ToolError::AllocationFailed)?;
-        }
-        // Never past the room there is, so that `read_to_end` has no
-        // reason to grow the buffer itself (which would abort on failure).
-        let room = (content.capacity() - content.len()) as u64;
-        match (&*file).take(room.min(left)).read_to_end(&mut content) {
-            Ok(0) => return Ok(content),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(ToolError::from_io(&e, path, ToolError::ReadFailed)),
-        }
-    }
 }
 
 /// An optional integer parameter that must not be negative.

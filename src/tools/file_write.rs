@@ -1,9 +1,11 @@
 //! file_write: creates or overwrites a file with `content` (CONTRACT §4).
 //! The writing itself, crash-safe and keeping mode, owner, attributes and
-//! links, is `fs::atomic_write`'s; the lock that serialises it with edits
+//! links, is `fs::atomic_write`'s (on the directory and name `fs::target`
+//! resolves, beneath the allowed roots if any: CONTRACT §8); the lock that serialises it with edits
 //! and other writes of the file is `fs::lock`'s. This file is the tool's
 //! arguments and answer.
 
+use crate::fs::target::Target;
 use crate::fs::{atomic_write, basename, lock};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
@@ -11,9 +13,12 @@ use crate::protocol::{Args, Outcome};
 pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
     let content = args.required_str("content")?;
+    let roots = super::allowed_roots()?;
+    // The directory and name written, beneath the roots if any.
+    let target = Target::for_write(path, roots.as_ref())?;
     // Held until the new content is in place.
-    let lock = lock::for_write(path)?;
-    atomic_write::write(path, content.as_bytes())?;
+    let lock = lock::for_write(path, &target)?;
+    atomic_write::write(&target, path, content.as_bytes())?;
     drop(lock);
     let bytes = content.len();
     let output = format!("Wrote {bytes} bytes to {}", basename(path));

@@ -1,6 +1,8 @@
 //! The table of the six tools. The dispatcher knows nothing else about them:
 //! each entry is a name, the schema text of seed 000 and a `run` function.
 
+use crate::confine::Roots;
+use crate::error::ToolError;
 use crate::protocol::{Args, Outcome};
 
 pub mod bash;
@@ -103,6 +105,14 @@ pub fn normalize_name(name: &str) -> String {
 /// The schema names, comma-separated, for messages.
 pub fn names() -> String {
     TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The allowed roots the file tools work beneath (CONTRACT §8), read once
+/// at start; `None` without `IKIGAI_TOOLS_ROOTS`. Roots that cannot confine
+/// (none named, a missing one, a kernel without openat2) refuse the call:
+/// never run unconfined.
+pub(crate) fn allowed_roots() -> Result<Option<Roots>, ToolError> {
+    Roots::from_env().map_err(|e| ToolError::PermissionDenied(e.message()))
 }
 
 #[cfg(test)]
