@@ -386,6 +386,30 @@ fn mcp_a_missing_root_is_a_usage_error_at_start() {
     );
 }
 
+#[test]
+fn mcp_a_root_holding_a_colon_is_a_usage_error_at_start() {
+    // IKIGAI_TOOLS_ROOTS, which carries the roots to each call, is
+    // colon-separated: such a root cannot be passed on.
+    let env = Env::new();
+    let odd = env.mkdir("a:b");
+    let ran = Command::new(env.link("ikigai-tools"))
+        .args(["mcp".as_ref(), "--root".as_ref(), odd.as_os_str()])
+        .current_dir(env.work())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ikigai-tools mcp");
+    assert_eq!(ran.status.code(), Some(2));
+    let real = odd.canonicalize().expect("canonical path");
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stderr),
+        format!(
+            "ikigai-tools mcp: allowed root {} holds a ':', which IKIGAI_TOOLS_ROOTS cannot \
+             carry; use a link to it without one\n",
+            real.display()
+        )
+    );
+}
+
 /// Reads the server's next message, which must be a `roots/list` request,
 /// and answers it with `uris`.
 fn answer_roots_list(session: &mut Session, uris: &[String]) {

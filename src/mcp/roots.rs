@@ -181,7 +181,10 @@ impl SessionRoots {
     /// What the next call runs under, once any pending answer is in.
     pub async fn for_call(&self) -> Confinement {
         let mut current = self.current.subscribe();
-        let answered = tokio::time::timeout(ANSWER_WAIT, current.wait_for(Option::is_some)).await;
+        // The question itself gives up after ANSWER_WAIT (and falls back):
+        // waiting a little longer sees its end.
+        let wait = ANSWER_WAIT + Duration::from_secs(1);
+        let answered = tokio::time::timeout(wait, current.wait_for(Option::is_some)).await;
         match answered {
             Ok(Ok(confinement)) => confinement.clone().unwrap_or(Confinement::Unconfined),
             _ => Confinement::Nothing(format!(
