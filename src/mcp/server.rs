@@ -1,6 +1,8 @@
 //! The MCP request handler: `initialize` (rmcp negotiates every revision it
 //! knows, and answers the stateless revision's `server/discover`), `ping`,
-//! `tools/list` and `tools/call`. Unknown methods are rmcp's -32601.
+//! `tools/list` and `tools/call`, and the roots a client offers (asked after
+//! `notifications/initialized` and on `notifications/roots/list_changed`, or
+//! per call on the stateless revision). Unknown methods are rmcp's -32601.
 
 // Roots are deprecated by SEP-2577 but still what hosts send.
 #![allow(deprecated)]
