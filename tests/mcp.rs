@@ -29,8 +29,18 @@ struct Session {
 
 impl Session {
     fn start(env: &Env) -> Session {
+        Session::start_with(env, &[])
+    }
+
+    /// A server started as `ikigai-tools mcp ARGS…`. Its `TMPDIR` is `tmp/`
+    /// beside `work/`: confined bash may write to the temporary directory,
+    /// and the system's `/tmp` holds the fixtures that must be outside.
+    fn start_with(env: &Env, args: &[&std::ffi::OsStr]) -> Session {
+        let tmp = env.mkdir("../tmp");
         let mut child = Command::new(env.link("ikigai-tools"))
             .arg("mcp")
+            .args(args)
+            .env("TMPDIR", tmp)
             .current_dir(env.work())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -53,8 +63,16 @@ impl Session {
 
     /// A session past `initialize` and `notifications/initialized`.
     fn initialized(env: &Env) -> Session {
-        let mut session = Session::start(env);
-        let answer = session.request(1, "initialize", initialize_params("2025-06-18"));
+        Session::initialized_with(env, &[], json!({}))
+    }
+
+    /// `initialized`, the server started with `args`, the client declaring
+    /// `capabilities`.
+    fn initialized_with(env: &Env, args: &[&std::ffi::OsStr], capabilities: Value) -> Session {
+        let mut session = Session::start_with(env, args);
+        let mut params = initialize_params("2025-06-18");
+        params["capabilities"] = capabilities;
+        let answer = session.request(1, "initialize", params);
         assert_eq!(answer["result"]["protocolVersion"], "2025-06-18", "{answer}");
         session.send_line(
             &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
@@ -314,4 +332,130 @@ fn mcp_sigterm_to_the_server_ends_running_calls() {
     let status = session.exit_status();
     assert_eq!(status.code(), Some(128 + 15));
     assert_gone_soon(&pids);
+}
+
+// --- roots (CONTRACT §7 last point, §8) ----------------------------------
+
+/// A bash call writing `inside/f` and `outside/f`; what each file holds after.
+fn write_both(session: &mut Session, id: i64, inside: &Path, outside: &Path) -> Value {
+    let (i, o) = (inside.join("f"), outside.join("f"));
+    let command = format!("echo in > '{}'; echo out > '{}'; true", i.display(), o.display());
+    let answer = session.call(id, "bash", json!({"command": command}));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    answer
+}
+
+fn exists(path: &Path) -> bool {
+    path.symlink_metadata().is_ok()
+}
+
+#[test]
+fn mcp_root_confines_bash_writes_to_it() {
+    let env = Env::new();
+    let (proj, elsewhere) = (env.mkdir("proj"), env.mkdir("elsewhere"));
+    let mut session =
+        Session::initialized_with(&env, &["--root".as_ref(), proj.as_ref()], json!({}));
+    write_both(&mut session, 2, &proj, &elsewhere);
+    assert_eq!(env.read("proj/f"), b"in\n");
+    assert!(!exists(&elsewhere.join("f")), "the kernel let bash write outside the root");
+
+    // The same write without roots goes through.
+    let mut unconfined = Session::initialized(&env);
+    write_both(&mut unconfined, 2, &proj, &elsewhere);
+    assert_eq!(env.read("elsewhere/f"), b"out\n");
+}
+
+#[test]
+fn mcp_a_missing_root_is_a_usage_error_at_start() {
+    let env = Env::new();
+    let missing = env.path("missing");
+    let ran = Command::new(env.link("ikigai-tools"))
+        .args(["mcp".as_ref(), "--root".as_ref(), missing.as_os_str()])
+        .current_dir(env.work())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ikigai-tools mcp");
+    assert_eq!(ran.status.code(), Some(2));
+    assert_eq!(ran.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stderr),
+        format!(
+            "ikigai-tools mcp: allowed root {} cannot be used: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+}
+
+#[test]
+fn mcp_a_root_holding_a_colon_is_a_usage_error_at_start() {
+    // IKIGAI_TOOLS_ROOTS, which carries the roots to each call, is
+    // colon-separated: such a root cannot be passed on.
+    let env = Env::new();
+    let odd = env.mkdir("a:b");
+    let ran = Command::new(env.link("ikigai-tools"))
+        .args(["mcp".as_ref(), "--root".as_ref(), odd.as_os_str()])
+        .current_dir(env.work())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ikigai-tools mcp");
+    assert_eq!(ran.status.code(), Some(2));
+    let real = odd.canonicalize().expect("canonical path");
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stderr),
+        format!(
+            "ikigai-tools mcp: allowed root {} holds a ':', which IKIGAI_TOOLS_ROOTS cannot \
+             carry; use a link to it without one\n",
+            real.display()
+        )
+    );
+}
+
+/// Reads the server's next message, which must be a `roots/list` request,
+/// and answers it with `uris`.
+fn answer_roots_list(session: &mut Session, uris: &[String]) {
+    let question = session.next(PATIENCE).expect("the server asks roots/list");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    let roots: Vec<Value> = uris.iter().map(|uri| json!({"uri": uri})).collect();
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"roots": roots}});
+    session.send_line(&answer.to_string());
+}
+
+fn file_uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+#[test]
+fn mcp_client_roots_replace_the_command_line_ones_and_follow_list_changed() {
+    let env = Env::new();
+    let (a, b) = (env.mkdir("a"), env.mkdir("b"));
+    let offers_roots = json!({"roots": {"listChanged": true}});
+    let mut session =
+        Session::initialized_with(&env, &["--root".as_ref(), b.as_ref()], offers_roots);
+    answer_roots_list(&mut session, &[file_uri(&a), "https://example.com/x".to_owned()]);
+    write_both(&mut session, 2, &a, &b);
+    assert!(exists(&a.join("f")), "the client's root is writable");
+    assert!(!exists(&b.join("f")), "the command-line root was replaced by the client's");
+
+    session.send_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).to_string(),
+    );
+    answer_roots_list(&mut session, &[file_uri(&b)]);
+    std::fs::remove_file(a.join("f")).expect("remove a/f");
+    write_both(&mut session, 3, &b, &a);
+    assert!(exists(&b.join("f")), "the new root is writable");
+    assert!(!exists(&a.join("f")), "the old root is no longer writable");
+
+    // An empty list confines to nothing: every call is refused.
+    session.send_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).to_string(),
+    );
+    answer_roots_list(&mut session, &[]);
+    let answer = session.call(4, "file_read", json!({"file_path": "anything"}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(answer["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "PERMISSION_DENIED: Permission denied: the MCP client's list of roots is empty, so this \
+         session is confined to nothing; add a root in the client"
+    );
 }

@@ -49,15 +49,39 @@ pub fn run(name: &str, m: &ArgMatches) -> ExitCode {
         CHECK => run_check(m),
         CALL => run_call(m),
         LIST => run_list(m),
-        MCP => ExitCode::from(crate::mcp::run()),
+        MCP => run_mcp(m),
         _ => ExitCode::UsageError,
     }
 }
 
 fn mcp_command() -> Command {
-    Command::new(MCP).about(
-        "Serve the tools over the Model Context Protocol on stdio (for Claude, Cursor, VS Code, Codex ...)",
-    )
+    Command::new(MCP)
+        .about(
+            "Serve the tools over the Model Context Protocol on stdio (for Claude, Cursor, VS Code, Codex ...)",
+        )
+        .arg(
+            Arg::new("root")
+                .long("root")
+                .value_name("DIR")
+                .action(ArgAction::Append)
+                .value_parser(value_parser!(PathBuf))
+                .help(
+                    "Confine the tools to DIR (repeatable); the client's own roots replace \
+                     these when it offers them",
+                ),
+        )
+}
+
+fn run_mcp(m: &ArgMatches) -> ExitCode {
+    let paths: Vec<PathBuf> =
+        m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
+    match crate::mcp::roots_from_command_line(&paths) {
+        Ok(roots) => ExitCode::from(crate::mcp::run(roots)),
+        Err(e) => {
+            print_command_error(MCP, e);
+            ExitCode::UsageError
+        }
+    }
 }
 
 fn default_dirs_arg() -> Arg {

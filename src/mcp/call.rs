@@ -24,6 +24,8 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::roots::Allowed;
+use crate::confine::ROOTS_VAR;
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
 use crate::tools::Tool;
 
@@ -89,13 +91,14 @@ impl Calls {
         &self,
         tool: &Tool,
         args: Vec<u8>,
+        roots: Option<&Allowed>,
         cancel: CancellationToken,
     ) -> io::Result<Ended> {
         let _running = Running::new(&self.running);
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }
-        let mut child = spawn_in_own_group(tool)?;
+        let mut child = spawn_in_own_group(tool, roots)?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -126,14 +129,15 @@ impl Calls {
 }
 
 /// Starts `tool` as a child of this binary, in a process group of its own,
-/// with piped stdin and stdout and the server's stderr.
+/// with piped stdin and stdout and the server's stderr, confined to `roots`
+/// when there are any (the tools read them from their environment).
 ///
 /// No `pre_exec` (a parent-death signal would need one): it turns std's
 /// posix_spawn (vfork) into fork + exec, which cost about 0.3 ms more CPU
 /// per call here and broke the speed target. The server stops its calls
 /// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; only a SIGKILL of
 /// the server leaves them to run to their end.
-fn spawn_in_own_group(tool: &Tool) -> io::Result<Child> {
+fn spawn_in_own_group(tool: &Tool, roots: Option<&Allowed>) -> io::Result<Child> {
     let mut command = Command::new("/proc/self/exe");
     command
         // argv[0] picks the tool, as a link in libexec/ikigai does; the
@@ -143,6 +147,9 @@ fn spawn_in_own_group(tool: &Tool) -> io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .process_group(0);
+    if let Some(roots) = roots {
+        command.env(ROOTS_VAR, roots.env_value());
+    }
     command.spawn()
 }
 

@@ -6,10 +6,12 @@
 //! - `server`: the rmcp handler (`tools/list`, `tools/call`, progress);
 //! - `catalog`: the tools as listed, with titles and annotations;
 //! - `call`: one call as a child process of this binary, and stopping it;
+//! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result.
 
 mod call;
 mod catalog;
+mod roots;
 mod server;
 mod text;
 mod transport;
@@ -17,6 +19,8 @@ mod transport;
 use rmcp::ServiceExt;
 
 use call::Calls;
+use roots::SessionRoots;
+pub use roots::{from_command_line as roots_from_command_line, Confinement};
 use server::Server;
 use transport::StdioLines;
 
@@ -31,8 +35,10 @@ pub enum Ending {
     Stopped(i32),
 }
 
-/// Serves MCP on stdin/stdout until stdin ends.
-pub fn run() -> Ending {
+/// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
+/// command line says (see [`roots_from_command_line`]) until the client
+/// names its own roots.
+pub fn run(command_line_roots: Confinement) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -40,16 +46,19 @@ pub fn run() -> Ending {
             return Ending::Failed;
         }
     };
-    let code = runtime.block_on(serve());
+    let code = runtime.block_on(serve(command_line_roots));
     // A read of stdin may still sit in tokio's blocking pool: do not wait.
     runtime.shutdown_background();
     code
 }
 
-async fn serve() -> Ending {
+async fn serve(command_line_roots: Confinement) -> Ending {
     let calls = Calls::new();
     let (transport, stdin_closed) = StdioLines::new();
-    let running = match Server::new(calls.clone()).serve(transport).await {
+    let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots))
+        .serve(transport)
+        .await
+    {
         Ok(running) => running,
         Err(e) => {
             // stdin closed before `initialize`, or the handshake failed.

@@ -1,19 +1,26 @@
 //! The MCP request handler: `initialize` (rmcp negotiates every revision it
 //! knows, and answers the stateless revision's `server/discover`), `ping`,
-//! `tools/list` and `tools/call`. Unknown methods are rmcp's -32601.
+//! `tools/list` and `tools/call`, and the roots a client offers (asked after
+//! `notifications/initialized` and on `notifications/roots/list_changed`, or
+//! per call on the stateless revision). Unknown methods are rmcp's -32601.
+
+// Roots are deprecated by SEP-2577 but still what hosts send.
+#![allow(deprecated)]
 
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
+    CustomResult, ErrorCode, Implementation, InputRequest, InputRequiredResult, ListRootsRequest,
+    ListRootsResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
 use super::call::{describe_exit, Calls, Ended, Finished};
+use super::roots::{self, Confinement, SessionRoots};
 use super::{catalog, text};
 
 /// How often a running call reports progress, when the request asks.
@@ -22,11 +29,12 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub struct Server {
     calls: Calls,
+    roots: SessionRoots,
 }
 
 impl Server {
-    pub fn new(calls: Calls) -> Server {
-        Server { calls }
+    pub fn new(calls: Calls, roots: SessionRoots) -> Server {
+        Server { calls, roots }
     }
 }
 
@@ -38,6 +46,18 @@ impl ServerHandler for Server {
                 "Six tools to act on this machine: bash, file_read, file_write, file_edit, glob, \
                  grep. Each call runs in a process of its own.",
             )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if offers_roots(&context.peer) {
+            self.roots.ask_once(&context.peer);
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        if offers_roots(&context.peer) {
+            self.roots.ask(&context.peer);
+        }
     }
 
     async fn list_tools(
@@ -86,9 +106,18 @@ impl ServerHandler for Server {
                 None,
             ));
         };
+        let confinement = match self.confinement(&request, &context).await {
+            Ok(confinement) => confinement,
+            Err(ask_for_roots) => return Ok(ask_for_roots),
+        };
+        let allowed = match &confinement {
+            Confinement::Unconfined => None,
+            Confinement::Roots(allowed) => Some(allowed),
+            Confinement::Nothing(why) => return Ok(refused(why).into()),
+        };
         // Absent arguments are an empty object: the tool names what is missing.
         let args = Value::Object(request.arguments.unwrap_or_default()).to_string().into_bytes();
-        let run = self.calls.run(tool, args, context.ct.clone());
+        let run = self.calls.run(tool, args, allowed, context.ct.clone());
         let ended = match context.meta.get_progress_token() {
             Some(token) => with_progress(run, &context.peer, token).await,
             None => run.await,
@@ -101,6 +130,69 @@ impl ServerHandler for Server {
             Err(e) => Err(McpError::internal_error(format!("cannot run {}: {e}", tool.name), None)),
         }
     }
+}
+
+impl Server {
+    /// The roots this call runs under. In a session, the client's answer to
+    /// `roots/list` (asked now if the client offers roots and was not asked
+    /// yet), else the command line's. On the stateless revision, which has
+    /// no session to ask from, a client offering roots is asked with an
+    /// `input_required` result (`Err`), and the call comes back with them.
+    async fn confinement(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Confinement, CallToolResponse> {
+        if !stateless(context) {
+            if offers_roots(&context.peer) {
+                self.roots.ask_once(&context.peer);
+            }
+            return Ok(self.roots.for_call().await);
+        }
+        if !roots::client_offers_roots(context.client_capabilities().as_ref()) {
+            return Ok(self.roots.command_line());
+        }
+        let answer = request.input_responses.as_ref().and_then(|answers| answers.get(ROOTS_KEY));
+        match answer {
+            Some(answer) => Ok(match serde_json::from_value::<ListRootsResult>(answer.clone()) {
+                Ok(list) => roots::from_client(&list),
+                Err(e) => Confinement::Nothing(format!("the client's roots cannot be read: {e}")),
+            }),
+            None => Err(CallToolResponse::InputRequired(ask_for_roots())),
+        }
+    }
+}
+
+/// The key of the roots in an `input_required` exchange.
+const ROOTS_KEY: &str = "roots";
+
+fn ask_for_roots() -> InputRequiredResult {
+    let question = InputRequest::ListRoots(ListRootsRequest::default());
+    InputRequiredResult::new(Some([(ROOTS_KEY.to_owned(), question)].into()), None)
+}
+
+/// Whether the request comes on the stateless revision (2026-07-28 and
+/// later), whose requests carry their protocol version in `_meta`.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    let version = context.meta.protocol_version();
+    version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Whether the client of this session declared the `roots` capability.
+fn offers_roots(peer: &Peer<RoleServer>) -> bool {
+    roots::client_offers_roots(peer.peer_info().map(|info| info.capabilities.clone()).as_ref())
+}
+
+/// The answer to a call refused because the session is confined to
+/// nothing: the tools' own `PERMISSION_DENIED` envelope.
+fn refused(why: &str) -> CallToolResult {
+    let error = crate::error::ToolError::PermissionDenied(why.to_owned());
+    let envelope = json!({"error": error.to_string(), "error_code": error.code()});
+    let answer = envelope.as_object().cloned().unwrap_or_default();
+    let (text, _) = text::render(&answer);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(Value::Object(answer));
+    result
 }
 
 /// The methods this server serves. rmcp hands one whose params it cannot

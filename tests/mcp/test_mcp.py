@@ -14,6 +14,7 @@ import time
 import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.types import ListRootsResult, Root
 
 BIN = os.environ.get("IKIGAI_TOOLS_BIN", "ikigai-tools")
 MODES = ["legacy", "auto"]
@@ -314,3 +315,99 @@ def test_a_long_bash_call_reports_progress(mode):
     assert len(seen) >= 2, seen
     assert [p for p, _ in seen] == sorted(p for p, _ in seen)
     assert seen[0][1].startswith("running for")
+
+
+# --- 6. roots: the client's roots confine the session ----------------------
+
+
+@pytest.fixture
+def confined_dirs():
+    """`root/` (offered as the client's root), `outside/` beside it, and
+    `tmp/` as the server's TMPDIR (confined bash may write there, and the
+    system's /tmp, which holds `outside/`, is then not granted)."""
+    with tempfile.TemporaryDirectory(prefix="ikigai-mcp-roots") as base:
+        dirs = {name: os.path.join(base, name) for name in ("root", "outside", "tmp")}
+        for d in dirs.values():
+            os.mkdir(d)
+        yield dirs
+
+
+def offering(*paths):
+    async def list_roots(context):
+        return ListRootsResult(roots=[Root(uri=f"file://{p}") for p in paths])
+
+    return list_roots
+
+
+def write_both(dirs):
+    inside, outside = f"{dirs['root']}/f", f"{dirs['outside']}/f"
+    return {"command": f"echo in > '{inside}'; echo out > '{outside}'; true"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_client_roots_confine_bash(mode, confined_dirs):
+    dirs = confined_dirs
+
+    async def go():
+        params = server(env={"TMPDIR": dirs["tmp"]})
+        async with Client(params, mode=mode, read_timeout_seconds=30, list_roots_callback=offering(dirs["root"])) as c:
+            return await c.call_tool("bash", write_both(dirs))
+
+    result = run(go)
+    assert result.is_error is False, text_of(result)
+    assert open(f"{dirs['root']}/f").read() == "in\n"
+    assert not os.path.exists(f"{dirs['outside']}/f"), "bash wrote outside the client's root"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_without_roots_bash_writes_anywhere(mode, confined_dirs):
+    dirs = confined_dirs
+
+    async def go():
+        async with Client(server(env={"TMPDIR": dirs["tmp"]}), mode=mode, read_timeout_seconds=30) as c:
+            return await c.call_tool("bash", write_both(dirs))
+
+    result = run(go)
+    assert result.is_error is False, text_of(result)
+    assert open(f"{dirs['outside']}/f").read() == "out\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_empty_roots_list_refuses_every_call(mode):
+    async def go():
+        async with Client(server(), mode=mode, read_timeout_seconds=30, list_roots_callback=offering()) as c:
+            return await c.call_tool("bash", {"command": "echo hi"})
+
+    result = run(go)
+    assert result.is_error is True
+    assert result.structured_content["error_code"] == "PERMISSION_DENIED"
+    assert "list of roots is empty" in result.structured_content["error"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
+def test_a_changed_roots_list_is_followed(mode, confined_dirs):
+    # legacy: the client says roots/list_changed and the server asks again;
+    # auto (stateless): the roots are asked for every call anyway.
+    dirs = confined_dirs
+    offered = [dirs["root"]]
+
+    async def list_roots(context):
+        return ListRootsResult(roots=[Root(uri=f"file://{p}") for p in offered])
+
+    def write(name):
+        paths = [f"{d}/{name}" for d in (dirs["root"], dirs["outside"])]
+        return {"command": "; ".join(f"echo x > '{p}'" for p in paths) + "; true"}
+
+    async def go():
+        params = server(env={"TMPDIR": dirs["tmp"]})
+        async with Client(params, mode=mode, read_timeout_seconds=30, list_roots_callback=list_roots) as c:
+            await c.call_tool("bash", write("first"))
+            offered[0] = dirs["outside"]
+            if mode == "legacy":
+                await c.send_roots_list_changed()
+            await c.call_tool("bash", write("second"))
+
+    run(go)
+    made = {name: sorted(os.listdir(dirs[name])) for name in ("root", "outside")}
+    assert made == {"root": ["first"], "outside": ["second"]}
