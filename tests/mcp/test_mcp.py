@@ -360,6 +360,35 @@ def test_client_roots_confine_bash(mode, confined_dirs):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_client_roots_confine_the_file_tools(mode, confined_dirs):
+    dirs = confined_dirs
+    secret = f"{dirs['outside']}/secret.txt"
+    with open(secret, "w") as f:
+        f.write("outside secret\n")
+
+    async def go():
+        params = server(env={"TMPDIR": dirs["tmp"]})
+        async with Client(params, mode=mode, read_timeout_seconds=30, list_roots_callback=offering(dirs["root"])) as c:
+            read = await c.call_tool("file_read", {"file_path": secret})
+            write = await c.call_tool("file_write", {"file_path": f"{dirs['outside']}/new.txt", "content": "x"})
+            inside = await c.call_tool("file_write", {"file_path": f"{dirs['root']}/new.txt", "content": "x"})
+            return read, write, inside
+
+    read, write, inside = run(go)
+    real_root = os.path.realpath(dirs["root"])
+    assert read.is_error is True, text_of(read)
+    assert read.structured_content == {
+        "error": f"Permission denied: {secret} is outside the allowed roots ({real_root})",
+        "error_code": "PERMISSION_DENIED",
+    }
+    assert "outside secret" not in text_of(read)
+    assert write.is_error is True and write.structured_content["error_code"] == "PERMISSION_DENIED"
+    assert not os.path.exists(f"{dirs['outside']}/new.txt"), "file_write wrote outside the client's root"
+    assert inside.is_error is False, text_of(inside)
+    assert open(f"{dirs['root']}/new.txt").read() == "x"
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_without_roots_bash_writes_anywhere(mode, confined_dirs):
     dirs = confined_dirs
 
