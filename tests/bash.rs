@@ -425,11 +425,5 @@ fn sigkill_to_the_tool_kills_the_commands_process_group() {
     tool.kill().unwrap();
     assert_eq!(wait_tool(&mut tool).signal(), Some(libc::SIGKILL));
     // The contract says within a second; 2 s leaves room for a busy machine.
-    for sleep in &sleeps {
-        assert!(
-            gone_within(sleep.0, Duration::from_secs(2)),
-            "process {} of the command outlived the tool",
-            sleep.0
-        );
-    }
+    procs::assert_all_gone(&sleeps, "the tool");
 }

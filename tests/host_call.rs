@@ -189,13 +189,7 @@ fn a_call_timeout_leaves_nothing_of_a_bash_command_that_ignores_sigterm() {
     let out = host.wait_with_output().expect("wait for the host");
     let v: Value = serde_json::from_slice(&out.stdout).expect("an envelope");
     assert_eq!((out.status.code(), &v["error_code"]), (Some(1), &json!("TOOL_TIMEOUT")), "{v}");
-    for sleep in &sleeps {
-        assert!(
-            procs::gone_within(sleep.0, Duration::from_secs(2)),
-            "process {} of the command outlived the timeout",
-            sleep.0
-        );
-    }
+    procs::assert_all_gone(&sleeps, "the timeout");
 }
 
 #[test]
@@ -220,13 +214,7 @@ fn sigkill_to_the_host_kills_the_tools_process_group() {
     ];
     host.kill().expect("SIGKILL the host");
     host.wait().expect("reap the host");
-    for sleep in &sleeps {
-        assert!(
-            procs::gone_within(sleep.0, Duration::from_secs(2)),
-            "process {} of the tool outlived the host",
-            sleep.0
-        );
-    }
+    procs::assert_all_gone(&sleeps, "the host");
 }
 
 #[test]

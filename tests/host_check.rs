@@ -193,13 +193,7 @@ fn a_check_timeout_leaves_nothing_of_what_the_tool_started() {
         ["answers a call with {} with one JSON object: Tool 'runs_bash' timed out after 1s"],
         "{report}"
     );
-    for sleep in &sleeps {
-        assert!(
-            procs::gone_within(sleep.0, Duration::from_secs(2)),
-            "process {} of the command outlived the timeout",
-            sleep.0
-        );
-    }
+    procs::assert_all_gone(&sleeps, "the timeout");
 }
 
 #[test]

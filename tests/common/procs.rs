@@ -536,6 +536,19 @@ pub fn gone_within(pid: i32, limit: Duration) -> bool {
 /// test's outcome.
 pub struct Leftover(pub i32);
 
+/// Asserts that every one of `processes` is gone within two seconds (the
+/// contract says one; the second is room for a busy machine); `outlived`
+/// says what they outlived, for the message.
+pub fn assert_all_gone(processes: &[Leftover], outlived: &str) {
+    for process in processes {
+        assert!(
+            gone_within(process.0, Duration::from_secs(2)),
+            "process {} outlived {outlived}",
+            process.0
+        );
+    }
+}
+
 impl Drop for Leftover {
     fn drop(&mut self) {
         let _ = kill(Pid::from_raw(self.0), Signal::SIGKILL);
