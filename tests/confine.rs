@@ -129,7 +129,7 @@ fn connect_command(port: u16) -> String {
 #[test]
 fn bash_cannot_open_tcp_connections_unless_the_network_is_on() {
     if !Path::new("/usr/bin/perl").exists() {
-        eprintln!("skipped: bash_cannot_open_tcp_connections…: needs /usr/bin/perl for the probe");
+        skipped("needs /usr/bin/perl for the probe");
         return;
     }
     let c = Confined::new();
@@ -620,7 +620,9 @@ fn a_confined_write_keeps_mode_attributes_and_hard_links_as_unconfined() {
             let len = rustix::fs::getxattr(&kept, "user.kept", &mut buf[..]).expect("xattr kept");
             assert_eq!(&buf[..len], b"value");
         }
-        Err(e) => eprintln!("xattr part skipped: this file system takes no user attributes ({e})"),
+        Err(e) => {
+            skipped(&format!("the attribute part: this file system takes no user attributes ({e})"))
+        }
     }
     // Written in place: both names still one file, with the new content.
     assert_eq!(fs::metadata(&linked).expect("stat").nlink(), 2);

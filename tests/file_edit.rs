@@ -446,7 +446,7 @@ fn a_file_larger_than_the_memory_limit_is_out_of_memory_not_an_abort() {
 #[test]
 fn a_file_whose_read_would_wait_is_read_failed_at_once() {
     if !is_root() {
-        eprintln!("skipped: /proc/kmsg, a file whose reads wait, is readable only by root");
+        skipped("/proc/kmsg, a file whose reads wait, is readable only by root");
         return;
     }
     let env = Env::new();
@@ -456,7 +456,7 @@ fn a_file_whose_read_would_wait_is_read_failed_at_once() {
     let ran = env.cmd("file-edit").stdin(args.to_string()).timeout(Duration::from_secs(10)).run();
     let answer = ran.json();
     if answer["error_code"] == "PERMISSION_DENIED" {
-        eprintln!("skipped: /proc/kmsg is closed to root here (no CAP_SYSLOG): {answer}");
+        skipped(&format!("/proc/kmsg is closed to root here (no CAP_SYSLOG): {answer}"));
         return;
     }
     assert_eq!(answer, error("Failed to read file: /proc/kmsg", "READ_FAILED"));

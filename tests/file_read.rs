@@ -391,7 +391,7 @@ fn a_file_larger_than_memory_with_the_limit_off_is_out_of_memory() {
 #[test]
 fn a_file_whose_reads_would_wait_is_read_failed_at_once() {
     if !is_root() {
-        eprintln!("skipped: reading /proc/kmsg needs root");
+        skipped("reading /proc/kmsg needs root");
         return;
     }
     let env = Env::new();

@@ -152,7 +152,7 @@ fn the_mode_of_an_existing_file_is_kept() {
 #[test]
 fn owner_and_group_are_kept() {
     if !is_root() {
-        eprintln!("skipped: giving a file to another user, which this test needs, takes root");
+        skipped("giving a file to another user, which this test needs, takes root");
         return;
     }
     let env = Env::new();
@@ -167,7 +167,7 @@ fn owner_and_group_are_kept() {
 #[test]
 fn someone_elses_writable_file_is_written_in_place_and_stays_theirs() {
     if !is_root() {
-        eprintln!("skipped: a file of another user's, which this test needs, takes root to make");
+        skipped("a file of another user's, which this test needs, takes root to make");
         return;
     }
     let env = Env::new();
@@ -434,7 +434,7 @@ fn an_acl_and_user_attributes_survive_a_write_and_an_edit() {
     if let Err(e) = set_xattr(&p, ACCESS_ACL, &nobody_may_write_acl())
         .and_then(|()| set_xattr(&p, "user.origin", b"kept"))
     {
-        eprintln!("skipped: this file system takes no ACL or user attribute ({e})");
+        skipped(&format!("this file system takes no ACL or user attribute ({e})"));
         return;
     }
     let before = (mode(&p), get_xattr(&p, ACCESS_ACL));
@@ -468,7 +468,7 @@ fn a_file_without_an_acl_gets_none_from_its_directorys_default_acl() {
         (OTHER, 5, NO_ID),
     ]);
     if let Err(e) = set_xattr(&dir, DEFAULT_ACL, &default) {
-        eprintln!("skipped: this file system takes no ACL ({e})");
+        skipped(&format!("this file system takes no ACL ({e})"));
         return;
     }
     assert_eq!(write(&env, "inherit/plain.txt", "new"), wrote(3, "plain.txt"));
@@ -485,7 +485,7 @@ fn attributes_that_cannot_be_read_make_the_write_go_in_place() {
     chmod(&dir, 0o777);
     let p = env.write("open/drop.txt", "old");
     if let Err(e) = set_xattr(&p, "user.origin", b"kept") {
-        eprintln!("skipped: this file system takes no user attribute ({e})");
+        skipped(&format!("this file system takes no user attribute ({e})"));
         return;
     }
     // Its writer's own file, which it may write but not read: nor may it
@@ -616,7 +616,7 @@ impl Drop for AppendOnly {
 #[test]
 fn an_append_only_directory_gets_no_temporary_file_and_new_files_work() {
     if !is_root() {
-        eprintln!("skipped: making a directory append-only (chattr +a) takes root");
+        skipped("making a directory append-only (chattr +a) takes root");
         return;
     }
     let env = Env::new();
@@ -625,7 +625,7 @@ fn an_append_only_directory_gets_no_temporary_file_and_new_files_work() {
     let _flag = match AppendOnly::set(&dir) {
         Ok(flag) => flag,
         Err(e) => {
-            eprintln!("skipped: this file system has no append-only directories ({e})");
+            skipped(&format!("this file system has no append-only directories ({e})"));
             return;
         }
     };

@@ -100,7 +100,11 @@ fn writes_outside_the_roots_are_refused_by_the_kernel() {
 #[test]
 fn device_nodes_cannot_be_made_even_inside_the_roots() {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("skipped: only root may make device nodes, so only root can show the refusal");
+        // Straight to stderr, past the harness's capture: a skip is never silent.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"device_nodes_cannot_be_made_even_inside_the_roots: skipped: only root may make device nodes, so only root can show the refusal\n",
+        );
         return;
     }
     let f = Fixture::new();

@@ -275,6 +275,16 @@ fn read_all(mut r: impl std::io::Read) -> Vec<u8> {
     buf
 }
 
+/// Says that the running test (or a part of it) is skipped, and why, where
+/// `cargo test` shows it: straight to stderr, past the harness's capture of
+/// `eprintln!`, so that a skip is never silent. The test's name is its
+/// thread's.
+pub fn skipped(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+}
+
 pub fn is_root() -> bool {
     nix::unistd::Uid::effective().is_root()
 }
