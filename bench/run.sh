@@ -292,7 +292,7 @@ fi
 
 # start-up
 bench schema 20 ours "$tools/grep --schema" true "/bin/true"
-row "\`grep --schema\` (start-up)" schema ours "\`/bin/true\`" true 1.5
+row "\`grep --schema\` (start-up)" schema ours "\`/bin/true\`" true 1.1
 
 # file_read
 if [ "$big_ok" = 1 ]; then
@@ -319,6 +319,28 @@ if have python3; then
         "$mcp_calls runs of \`file-read\` (fork + exec)" cli 1.5
 else
     skip "file_read through \`ikigai-tools mcp\`" "python3 not installed" "fork + exec"
+fi
+
+# Confinement: the same calls with and without allowed roots. Both sides go
+# through `env`, so that the only difference is IKIGAI_TOOLS_ROOTS.
+small="$data/small.txt"
+printf 'a small file\n' > "$small"
+read_args="$(q "{\"file_path\":\"$small\"}")"
+bench confined-read 20 \
+    ours "env IKIGAI_TOOLS_ROOTS=$data $tools/file-read $read_args" \
+    open "env IKIGAI_BENCH=1 $tools/file-read $read_args"
+row "file_read of a small file, confined to its directory" confined-read ours "the same unconfined" open 1.2
+bash_args="$(q '{"command":"echo hi > /dev/null"}')"
+bench confined-bash 20 \
+    ours "env IKIGAI_TOOLS_ROOTS=$data $tools/bash $bash_args" \
+    open "env IKIGAI_BENCH=1 $tools/bash $bash_args"
+row "bash \`echo hi\`, under Landlock" confined-bash ours "the same unconfined" open 1.3
+if [ "$tree_ok" = 1 ]; then
+    grep_args="$(q "{\"pattern\":\"static int\",\"path\":\"$tree\",\"glob\":\"**/*.h\"}")"
+    bench confined-grep "$warmup" \
+        ours "env IKIGAI_TOOLS_ROOTS=$tree $tools/grep $grep_args" \
+        open "env IKIGAI_BENCH=1 $tools/grep $grep_args"
+    row "grep \`static int\` in \`$tree/**/*.h\`, confined to \`$tree\`" confined-grep ours "the same unconfined" open 1.2
 fi
 
 # file_edit: each run turns MARK_A into MARK_B; --prepare turns it back.
