@@ -229,7 +229,9 @@ fn walk_starts(starts: Vec<Start<'_>>, mut visit: impl FnMut(Found<'_>)) {
     }
     // Alternatives with both relative and absolute patterns: two sorted
     // streams, merged here (a rare case, so simply collected).
-    let mut all: Vec<(Vec<u8>, Kind, Option<(Dir, usize)>)> = Vec::new();
+    /// A result kept: path, kind, and where to open it (confined).
+    type Kept = (Vec<u8>, Kind, Option<(Dir, usize)>);
+    let mut all: Vec<Kept> = Vec::new();
     for start in starts {
         walk_root(start, &mut |f: Found<'_>| {
             all.push((f.path.to_vec(), f.kind, f.at.map(|(dir, at)| (Arc::clone(dir), at))))
