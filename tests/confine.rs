@@ -835,3 +835,32 @@ fn grep_never_reads_outside_while_a_directory_and_a_link_out_are_swapped() {
 fn grep_never_reads_outside_while_swapped_long_trial() {
     grep_race(5000);
 }
+
+#[test]
+fn confined_grep_of_thousands_of_directories_misses_no_file_under_a_low_open_file_limit() {
+    let f = Files::new();
+    let dirs = 1000;
+    for i in 0..dirs {
+        f.c.env.write(&format!("many/d{i}/f"), format!("hit {i}\n"));
+    }
+    // The shellclaw dialect, under `ulimit -Sn 128`, where the hard limit
+    // allows raising it again.
+    let args = json!({ "pattern": "hit", "glob": "*/*", "path": "many" }).to_string();
+    let script = r#"ulimit -Sn 128 && exec "$0" "$1""#;
+    let hard = std::process::Command::new("sh").args(["-c", "ulimit -Hn"]).output().expect("sh");
+    let hard = String::from_utf8_lossy(&hard.stdout).trim().to_owned();
+    if hard != "unlimited" && hard.parse::<u64>().unwrap_or(0) < 4096 {
+        eprintln!("skipped: the hard limit on open files is {hard}, below the 4096 grep raises to");
+        return;
+    }
+    let ran = std::process::Command::new("sh")
+        .args(["-c", script])
+        .arg(f.c.env.link("grep"))
+        .arg(&args)
+        .current_dir(f.c.env.work())
+        .env("IKIGAI_TOOLS_ROOTS", f.c.env.work())
+        .output()
+        .expect("grep");
+    let v: Value = serde_json::from_slice(&ran.stdout).expect("json");
+    assert_eq!(v["count"], dirs, "{}", String::from_utf8_lossy(&ran.stderr));
+}

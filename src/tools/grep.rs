@@ -67,6 +67,9 @@ pub fn run(args: &Args) -> Outcome {
     let matcher = matcher(pattern)?;
     let glob = Glob::new(path, filter.unwrap_or("*"))?;
     let roots = allowed_roots()?;
+    if roots.is_some() {
+        room_for_directories();
+    }
     let mut named = match (&roots, path) {
         (None, Some(file)) if is_regular_file(file) => Some(named_file(file, filter)?),
         (Some(roots), Some(path)) => named_file_confined(path, filter, roots)?,
@@ -127,6 +130,24 @@ struct Answer<'a> {
     output: &'a Mutex<Bounded>,
     turn: &'a Turn<'a>,
     limit: Option<usize>,
+}
+
+/// Open files a confined search may need: each file waiting to be
+/// searched holds its directory open (up to `ordered`'s queue, 64 a thread,
+/// so about 600), besides the walk's own directories.
+const CONFINED_FILES: u64 = 4096;
+
+/// Raises the soft limit on open files to `CONFINED_FILES` where the hard
+/// limit allows: under a low soft limit (`ulimit -Sn 256`) opening a file
+/// from its directory would fail and the file would be passed over.
+fn room_for_directories() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let wanted = CONFINED_FILES.min(hard);
+        if soft < wanted {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, wanted, hard);
+        }
+    }
 }
 
 /// A file to search: its path as printed, and how to open it.
