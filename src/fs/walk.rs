@@ -17,6 +17,18 @@
 //!   visited in the order of `name` for the entry itself and `name/` for
 //!   what lies below it, which is exactly the byte order of full paths.
 //!
+//! Confined (`walk_confined`, CONTRACT §8), the walk never names a path to
+//! the kernel: it starts from a directory opened beneath a root, enters each
+//! directory with `open_entry` from its parent's descriptor (never following
+//! a link), lists and looks up entries relative to that descriptor, and
+//! hands out each entry as (directory descriptor, name), so that grep opens
+//! the very file the walk met. A link to a directory that the pattern
+//! follows is opened by its path from the root with `open_below`: followed
+//! while it stays beneath the roots, skipped (listed as a link, never
+//! entered nor shown with a `/`) when it leads out. Renaming a link in place
+//! of a directory mid-walk can only make that directory vanish from it.
+//! Without roots, paths are used as they always were (no change, no cost).
+//!
 //! Cheap per entry, since a tree walk meets thousands: a directory is read
 //! with `getdents64` into one reused buffer (no `stat`, the entry types come
 //! with the names), its names are kept in one buffer, and what the pattern
@@ -25,12 +37,18 @@
 
 use std::cmp::Ordering;
 use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::fs::{self, OpenOptions};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rustix::fs::{fstat, statat, AtFlags, FileType, OFlags, Stat};
 
 use super::pattern::{Glob, Root, Tree, ROOT};
+use crate::confine::{open_entry, Roots};
+use crate::error::ToolError;
 
 /// What an entry is, itself: a symbolic link is a link, not followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,41 +100,169 @@ pub struct Found<'a> {
     /// to open, relative to the current directory.
     pub path: &'a [u8],
     pub kind: Kind,
+    /// Confined walks: the directory that holds the entry, and where its
+    /// name starts in `path`; open the entry from there (`open_entry`),
+    /// never by `path`.
+    pub at: Option<(&'a Arc<OwnedFd>, usize)>,
+}
+
+impl Found<'_> {
+    /// The entry's name in its directory (confined walks).
+    pub fn name(&self) -> &[u8] {
+        self.at.map_or(self.path, |(_, start)| &self.path[start..])
+    }
+}
+
+/// A directory being walked, held open (confined walks).
+type Dir = Arc<OwnedFd>;
+
+/// Where a confined walk started: the roots, and which root and directory
+/// below it the printed prefix stands for (to follow links from the root).
+struct Confine<'r> {
+    roots: &'r Roots,
+    root: usize,
+    rel: PathBuf,
+    prefix_len: usize,
+}
+
+impl Confine<'_> {
+    /// Opens the link at printed path `path` as a directory, beneath the
+    /// roots; `None` when it leads out (or is no directory).
+    fn follow(&self, path: &[u8]) -> Option<OwnedFd> {
+        let below = path.get(self.prefix_len..)?;
+        let below = below.strip_prefix(b"/").unwrap_or(below);
+        let rel = self.rel.join(OsStr::from_bytes(below));
+        self.roots.open_below(self.root, &rel, OFlags::RDONLY | OFlags::DIRECTORY).ok()
+    }
 }
 
 /// Calls `visit` for each match of `glob`, sorted by bytes, each once.
-pub fn walk(glob: &Glob, mut visit: impl FnMut(Found<'_>)) {
-    match glob.roots.as_slice() {
-        [root] => walk_root(root, &mut visit),
-        roots => {
-            // Alternatives with both relative and absolute patterns: two
-            // sorted streams, merged here (a rare case, so simply collected).
-            let mut all: Vec<(Vec<u8>, Kind)> = Vec::new();
-            for root in roots {
-                walk_root(root, &mut |f: Found<'_>| all.push((f.path.to_vec(), f.kind)));
+pub fn walk(glob: &Glob, visit: impl FnMut(Found<'_>)) {
+    let starts: Vec<Start<'_>> = glob
+        .roots
+        .iter()
+        .map(|root| Start {
+            tree: &root.tree,
+            node: ROOT,
+            prefix: root.prefix.clone(),
+            dir: None,
+            confine: None,
+        })
+        .collect();
+    walk_starts(starts, visit);
+}
+
+/// `walk` beneath `roots` (see the module comment). A starting directory
+/// outside them (`path`, or the leading directories of an absolute
+/// pattern) is refused before anything is read: `PERMISSION_DENIED` naming
+/// the roots. One that cannot be opened otherwise gives no results, as
+/// unconfined.
+pub fn walk_confined(
+    glob: &Glob,
+    roots: &Roots,
+    visit: impl FnMut(Found<'_>),
+) -> Result<(), ToolError> {
+    let mut starts = Vec::new();
+    for root in &glob.roots {
+        let (prefix, node) = literal_start(root);
+        let shown = String::from_utf8_lossy(&prefix).into_owned();
+        let dir = match roots.open_dir(if shown.is_empty() { "." } else { &shown }) {
+            Ok(dir) => dir,
+            Err(e) if e.is_refusal() => {
+                return Err(e.into_tool_error(&shown, ToolError::OpenFailed));
             }
-            all.sort_by(|a, b| a.0.cmp(&b.0));
-            all.dedup_by(|a, b| a.0 == b.0);
-            for (path, kind) in &all {
-                visit(Found { path, kind: *kind });
-            }
+            Err(_) => continue,
+        };
+        let confine =
+            Confine { roots, root: dir.root, rel: dir.rel.clone(), prefix_len: prefix.len() };
+        starts.push(Start {
+            tree: &root.tree,
+            node,
+            prefix,
+            dir: Some(Arc::new(dir.fd)),
+            confine: Some(confine),
+        });
+    }
+    walk_starts(starts, visit);
+    Ok(())
+}
+
+/// The directory an absolute pattern's leading literal components name
+/// (`/w/proj/src/**` starts at `/w/proj/src`, not `/`), and the pattern
+/// node there: a confined walk opens it beneath the roots at once. Results
+/// are printed as before: the prefix, one `/`, the names.
+fn literal_start(root: &Root) -> (Vec<u8>, usize) {
+    let mut prefix = root.prefix.clone();
+    let mut at = ROOT;
+    if prefix != b"/" {
+        return (prefix, at);
+    }
+    loop {
+        let node = root.tree.node(at);
+        let [child] = node.children[..] else { break };
+        let next = root.tree.node(child);
+        let Some(name) = next.component.literal() else { break };
+        if node.ends || node.ends_dir || next.ends || next.ends_dir || name == b"." || name == b".."
+        {
+            break;
         }
+        push_name(&mut prefix, name);
+        at = child;
+    }
+    (prefix, at)
+}
+
+/// Where one tree's walk starts.
+struct Start<'t> {
+    tree: &'t Tree,
+    node: usize,
+    prefix: Vec<u8>,
+    /// Confined: the starting directory, opened beneath a root.
+    dir: Option<Dir>,
+    confine: Option<Confine<'t>>,
+}
+
+fn walk_starts(starts: Vec<Start<'_>>, mut visit: impl FnMut(Found<'_>)) {
+    if starts.len() == 1 {
+        starts.into_iter().for_each(|start| walk_root(start, &mut visit));
+        return;
+    }
+    // Alternatives with both relative and absolute patterns: two sorted
+    // streams, merged here (a rare case, so simply collected).
+    /// A result kept: path, kind, and where to open it (confined).
+    type Kept = (Vec<u8>, Kind, Option<(Dir, usize)>);
+    let mut all: Vec<Kept> = Vec::new();
+    for start in starts {
+        walk_root(start, &mut |f: Found<'_>| {
+            all.push((f.path.to_vec(), f.kind, f.at.map(|(dir, at)| (Arc::clone(dir), at))))
+        });
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.dedup_by(|a, b| a.0 == b.0);
+    for (path, kind, at) in &all {
+        visit(Found { path, kind: *kind, at: at.as_ref().map(|(dir, at)| (dir, *at)) });
     }
 }
 
-fn walk_root(root: &Root, visit: &mut dyn FnMut(Found<'_>)) {
-    let mut path = root.prefix.clone();
-    if root.tree.node(ROOT).ends {
-        if let Ok(meta) = fs::symlink_metadata(fs_path(&path)) {
-            visit(Found { path: &path, kind: Kind::of(meta.file_type()) });
+fn walk_root(start: Start<'_>, visit: &mut dyn FnMut(Found<'_>)) {
+    let mut path = start.prefix;
+    if start.tree.node(start.node).ends {
+        let kind = match &start.dir {
+            // Opened as a directory.
+            Some(_) => Some(Kind::Dir),
+            None => fs::symlink_metadata(fs_path(&path)).ok().map(|m| Kind::of(m.file_type())),
+        };
+        if let Some(kind) = kind {
+            visit(Found { path: &path, kind, at: None });
         }
     }
-    let states = closure(&root.tree, vec![ROOT]);
+    let states = closure(start.tree, vec![start.node]);
     let mut walker = Walker {
-        tree: &root.tree,
+        tree: start.tree,
         visit,
         dirents: vec![0; DIRENT_BUFFER],
-        on_path: vec![OnPath { len: path.len(), id: None }],
+        on_path: vec![OnPath { len: path.len(), id: None, dir: start.dir }],
+        confine: start.confine,
     };
     walker.directory(&mut path, &states);
 }
@@ -309,6 +455,8 @@ const DIRENT_BUFFER: usize = 32 * 1024;
 
 struct Walker<'t, 'v> {
     tree: &'t Tree,
+    /// Confined walks only.
+    confine: Option<Confine<'t>>,
     visit: &'v mut dyn FnMut(Found<'_>),
     /// The buffer `getdents64` fills, reused for every directory.
     dirents: Vec<u8>,
@@ -322,6 +470,13 @@ struct OnPath {
     len: usize,
     /// Its (device, inode), once a symbolic link has asked for it.
     id: Option<FileId>,
+    /// Confined walks: the directory, open.
+    dir: Option<Dir>,
+}
+
+fn id_of(stat: &Stat) -> FileId {
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    (stat.st_dev as u64, stat.st_ino as u64)
 }
 
 /// A file's identity: (device, inode).
@@ -331,7 +486,8 @@ impl Walker<'_, '_> {
     /// Visits the directory at `path` (a printed path, restored on return)
     /// where the pattern has reached `states`.
     fn directory(&mut self, path: &mut Vec<u8>, states: &[usize]) {
-        let listing = self.entries(path, states);
+        let here = self.on_path.last().and_then(|dir| dir.dir.clone());
+        let listing = self.entries(path, states, here.as_ref());
         let mut steps: Vec<(usize, Action)> = Vec::with_capacity(listing.entries.len());
         for (index, entry) in listing.entries.iter().enumerate() {
             let outcome = &listing.outcomes[entry.outcome];
@@ -367,10 +523,33 @@ impl Walker<'_, '_> {
             let entry = &listing.entries[index];
             push_name(path, listing.name(entry));
             match action {
-                Action::Emit => (self.visit)(Found { path, kind: entry.kind }),
+                Action::Emit => {
+                    let at = here.as_ref().map(|dir| (dir, path.len() - (entry.end - entry.start)));
+                    (self.visit)(Found { path, kind: entry.kind, at });
+                }
                 Action::EmitSlash => {
                     path.push(b'/');
-                    (self.visit)(Found { path, kind: entry.kind });
+                    (self.visit)(Found { path, kind: entry.kind, at: None });
+                }
+                Action::Enter if here.is_some() => {
+                    let name = OsStr::from_bytes(listing.name(entry));
+                    let dir = match (&here, entry.kind.is_symlink()) {
+                        (_, true) => self.confine.as_ref().and_then(|c| c.follow(path)),
+                        (Some(here), false) => {
+                            open_entry(here.as_fd(), name, OFlags::RDONLY | OFlags::DIRECTORY).ok()
+                        }
+                        (None, false) => None,
+                    };
+                    if let Some(dir) = dir {
+                        let id = if entry.kind.is_symlink() {
+                            fstat(&dir).ok().map(|s| id_of(&s))
+                        } else {
+                            None
+                        };
+                        self.on_path.push(OnPath { len: path.len(), id, dir: Some(Arc::new(dir)) });
+                        self.directory(path, &listing.outcomes[entry.outcome].below);
+                        self.on_path.pop();
+                    }
                 }
                 Action::Enter => {
                     // Known already if a link led here.
@@ -379,7 +558,7 @@ impl Walker<'_, '_> {
                     } else {
                         None
                     };
-                    self.on_path.push(OnPath { len: path.len(), id });
+                    self.on_path.push(OnPath { len: path.len(), id, dir: None });
                     self.directory(path, &listing.outcomes[entry.outcome].below);
                     self.on_path.pop();
                 }
@@ -392,7 +571,7 @@ impl Walker<'_, '_> {
     /// directory is listed only when a wildcard or `**` must be tried;
     /// literal names are looked up (and `.`/`..` always are: no listing
     /// shows them).
-    fn entries(&mut self, path: &mut Vec<u8>, states: &[usize]) -> Listing {
+    fn entries(&mut self, path: &mut Vec<u8>, states: &[usize], here: Option<&Dir>) -> Listing {
         let tree = self.tree;
         let mut listing = Listing { names: Vec::new(), entries: Vec::new(), outcomes: Vec::new() };
         let mut next = Vec::new();
@@ -401,13 +580,20 @@ impl Walker<'_, '_> {
             node.component.is_any_dirs()
                 || node.children.iter().any(|&c| tree.node(c).component.literal().is_none())
         });
+        let mut each = |name: &[u8], kind| {
+            transitions(tree, states, name, &mut next);
+            if !next.is_empty() {
+                listing.add(tree, name, kind, &next);
+            }
+        };
         let listed = lists
-            && read_dir(fs_path(path), &mut self.dirents, |name, kind| {
-                transitions(tree, states, name, &mut next);
-                if !next.is_empty() {
-                    listing.add(tree, name, kind, &next);
+            && match here {
+                Some(dir) => {
+                    read_fd(dir.as_fd(), &mut self.dirents, &mut each);
+                    true
                 }
-            });
+                None => read_dir(fs_path(path), &mut self.dirents, &mut each),
+            };
         let literals = states
             .iter()
             .flat_map(|&s| &tree.node(s).children)
@@ -418,12 +604,20 @@ impl Walker<'_, '_> {
             if (listed && !dots) || listing.contains(name) {
                 continue;
             }
-            push_name(path, name);
-            let meta = fs::symlink_metadata(fs_path(path));
-            path.truncate(len);
-            if let Ok(meta) = meta {
+            let kind = match here {
+                // `..` of the starting directory may be outside the roots.
+                Some(_) if name == b".." => None,
+                Some(dir) => kind_at(dir.as_fd(), name),
+                None => {
+                    push_name(path, name);
+                    let meta = fs::symlink_metadata(fs_path(path));
+                    path.truncate(len);
+                    meta.ok().map(|meta| Kind::of(meta.file_type()))
+                }
+            };
+            if let Some(kind) = kind {
                 transitions(tree, states, name, &mut next);
-                listing.add(tree, name, Kind::of(meta.file_type()), &next);
+                listing.add(tree, name, kind, &next);
             }
         }
         let names = &listing.names;
@@ -441,9 +635,17 @@ impl Walker<'_, '_> {
         }
         let len = path.len();
         push_name(path, name);
-        let meta = fs::metadata(fs_path(path));
+        let found = match &self.confine {
+            // Opened beneath the roots: a link out is no directory here.
+            Some(confine) => {
+                confine.follow(path).and_then(|dir| fstat(&dir).ok()).map(|s| id_of(&s))
+            }
+            None => {
+                fs::metadata(fs_path(path)).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
+            }
+        };
         path.truncate(len);
-        meta.ok().filter(|m| m.is_dir()).map(|m| Some((m.dev(), m.ino())))
+        found.map(Some)
     }
 
     /// Whether the directory `id` is on the path being walked (`path` is
@@ -452,7 +654,12 @@ impl Walker<'_, '_> {
     fn is_on_path(&mut self, path: &[u8], id: FileId) -> bool {
         self.on_path.iter_mut().any(|dir| {
             if dir.id.is_none() {
-                dir.id = fs::metadata(fs_path(&path[..dir.len])).ok().map(|m| (m.dev(), m.ino()));
+                dir.id = match &dir.dir {
+                    Some(fd) => fstat(fd).ok().map(|s| id_of(&s)),
+                    None => {
+                        fs::metadata(fs_path(&path[..dir.len])).ok().map(|m| (m.dev(), m.ino()))
+                    }
+                };
             }
             dir.id == Some(id)
         })
@@ -463,11 +670,17 @@ impl Walker<'_, '_> {
 /// `path` but `.` and `..`, read with `getdents64` into `buffer`; false if
 /// the directory cannot be opened. A read error part way ends the listing
 /// with the entries read so far.
-fn read_dir(path: &OsStr, buffer: &mut [u8], mut each: impl FnMut(&[u8], Kind)) -> bool {
+fn read_dir(path: &OsStr, buffer: &mut [u8], each: &mut impl FnMut(&[u8], Kind)) -> bool {
     // O_DIRECTORY: anything else fails at once (a FIFO is never opened).
     let Ok(dir) = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(path) else {
         return false;
     };
+    read_fd(dir.as_fd(), buffer, each);
+    true
+}
+
+/// Lists the open directory `dir` as `read_dir` does.
+fn read_fd(dir: BorrowedFd<'_>, buffer: &mut [u8], each: &mut impl FnMut(&[u8], Kind)) {
     loop {
         // SAFETY: the kernel writes at most `buffer.len()` bytes of
         // `linux_dirent64` records into `buffer`, which we own.
@@ -478,14 +691,13 @@ fn read_dir(path: &OsStr, buffer: &mut [u8], mut each: impl FnMut(&[u8], Kind)) 
         if read == 0 {
             break;
         }
-        for_each_dirent(&buffer[..read.min(buffer.len())], &dir, &mut each);
+        for_each_dirent(&buffer[..read.min(buffer.len())], dir, each);
     }
-    true
 }
 
 /// Walks the `linux_dirent64` records in `records`: `d_ino` (8 bytes),
 /// `d_off` (8), `d_reclen` (2), `d_type` (1), then the name, NUL-ended.
-fn for_each_dirent(records: &[u8], dir: &File, each: &mut impl FnMut(&[u8], Kind)) {
+fn for_each_dirent(records: &[u8], dir: BorrowedFd<'_>, each: &mut impl FnMut(&[u8], Kind)) {
     const NAME_AT: usize = 19;
     let mut at = 0;
     while let Some(record) = records.get(at..) {
@@ -516,19 +728,12 @@ fn for_each_dirent(records: &[u8], dir: &File, each: &mut impl FnMut(&[u8], Kind
 
 /// The kind of the entry `name` of `dir` (not following a symlink); `None`
 /// if it has gone.
-fn kind_at(dir: &File, name: &[u8]) -> Option<Kind> {
-    use nix::sys::stat::{fstatat, SFlag};
-    let stat = fstatat(
-        Some(dir.as_raw_fd()),
-        OsStr::from_bytes(name),
-        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
-    )
-    .ok()?;
-    let format = SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits());
-    Some(match format {
-        SFlag::S_IFREG => Kind::File,
-        SFlag::S_IFDIR => Kind::Dir,
-        SFlag::S_IFLNK => Kind::Symlink,
+fn kind_at(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Kind> {
+    let stat = statat(dir, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some(match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => Kind::File,
+        FileType::Directory => Kind::Dir,
+        FileType::Symlink => Kind::Symlink,
         _ => Kind::Other,
     })
 }

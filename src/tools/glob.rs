@@ -2,25 +2,32 @@
 //!
 //! `{"output":"a\nb","count":2}`: one path a line, sorted by bytes, printed
 //! as `path/pattern` spells them. The matching and walking live in
-//! `fs::pattern` and `fs::walk`, shared with grep.
+//! `fs::pattern` and `fs::walk`, shared with grep. With allowed roots
+//! (CONTRACT §8) the walk stays beneath them (`walk_confined`).
 
 use crate::fs::pattern::Glob;
-use crate::fs::walk::walk;
+use crate::fs::walk::{walk, walk_confined};
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
+use crate::tools::allowed_roots;
 
 pub fn run(args: &Args) -> Outcome {
     let pattern = args.required_str("pattern")?;
     let path = args.optional_path("path")?;
     let glob = Glob::new(path, pattern)?;
+    let roots = allowed_roots()?;
     let mut output = Bounded::from_env();
     let mut count: i64 = 0;
-    walk(&glob, |found| {
+    let visit = |found: crate::fs::walk::Found<'_>| {
         output.push(found.path);
         output.push(b"\n");
         count += 1;
-    });
+    };
+    match &roots {
+        None => walk(&glob, visit),
+        Some(roots) => walk_confined(&glob, roots, visit)?,
+    }
     let mut output = output.finish_parts();
     // Each path ends with a newline; the last one does not need it.
     limit::strip_final_newline(&mut output);

@@ -12,14 +12,19 @@
 //! holds at most `HOLD_AHEAD` bytes of lines; past that it waits for its
 //! turn and hands its lines over to the answer, as it does from then on.
 //! The files read whole take at most `WHOLE_TOTAL` across the threads.
+//!
+//! With allowed roots (CONTRACT §8) the walk stays beneath them and each
+//! file is opened from the descriptor of the directory the walk found it in
+//! (`open_entry`, never following a link), never by its path.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 mod ordered;
 
@@ -29,12 +34,14 @@ use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
+use crate::confine::{open_entry, Roots};
 use crate::error::ToolError;
 use crate::fs::pattern::Glob;
-use crate::fs::walk::walk;
+use crate::fs::walk::{walk, walk_confined, Found};
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{one_line, Args, Outcome};
+use crate::tools::allowed_roots;
 
 /// At most this many threads search files.
 const MAX_THREADS: usize = 8;
@@ -59,23 +66,29 @@ pub fn run(args: &Args) -> Outcome {
     // Both patterns are checked before any file is read.
     let matcher = matcher(pattern)?;
     let glob = Glob::new(path, filter.unwrap_or("*"))?;
-    let mut named = match path.filter(|p| is_regular_file(p)) {
-        Some(file) => Some(named_file(file, filter)?),
-        None => None,
+    let roots = allowed_roots()?;
+    if roots.is_some() {
+        room_for_directories();
+    }
+    let mut named = match (&roots, path) {
+        (None, Some(file)) if is_regular_file(file) => Some(named_file(file, filter)?),
+        (Some(roots), Some(path)) => named_file_confined(path, filter, roots)?,
+        _ => None,
     };
 
     let limit = limit::max_output();
     let output = Mutex::new(Bounded::for_answer(limit));
     let mut count: i64 = 0;
+    let mut walked = Ok(());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
     let whole_max = (WHOLE_TOTAL / threads).clamp(BUFFER_START, WHOLE_MAX);
     // The walk feeds the files to the searching threads as it finds them.
     ordered::run(
         threads,
         || Worker::new(&matcher, whole_max),
-        |worker, path: Vec<u8>, turn| {
+        |worker, file: Item, turn| {
             let answer = Answer { output: &output, turn, limit };
-            Some(search_file(worker, &path, Some(&answer)))
+            Some(search_file(worker, &file, Some(&answer)))
         },
         |result| result.as_ref().map_or(0, |r| r.output.kept()),
         // `None`: the search of a file panicked, which must not stop the rest.
@@ -85,15 +98,23 @@ pub fn run(args: &Args) -> Outcome {
                 lock(&output).append(result.output);
             }
         },
-        |feed| match named.take() {
-            Some(files) => files.into_iter().for_each(feed),
-            None => walk(&glob, |found| {
+        |feed| match (named.take(), &roots) {
+            (Some(files), _) => files.into_iter().for_each(feed),
+            (None, None) => walk(&glob, |found| {
                 if found.kind.is_file() {
-                    feed(found.path.to_vec());
+                    feed(Item::of(found));
                 }
             }),
+            (None, Some(roots)) => {
+                walked = walk_confined(&glob, roots, |found| {
+                    if found.kind.is_file() {
+                        feed(Item::of(found));
+                    }
+                });
+            }
         },
     );
+    walked?;
     let mut output = output.into_inner().unwrap_or_else(PoisonError::into_inner).finish_parts();
     // Each line ends with a newline; the last one does not need it.
     limit::strip_final_newline(&mut output);
@@ -111,6 +132,101 @@ struct Answer<'a> {
     limit: Option<usize>,
 }
 
+/// Open files a confined search may need: each file waiting to be
+/// searched holds its directory open (up to `ordered`'s queue, 64 a thread,
+/// so about 600), besides the walk's own directories.
+const CONFINED_FILES: u64 = 4096;
+
+/// Raises the soft limit on open files to `CONFINED_FILES` where the hard
+/// limit allows: under a low soft limit (`ulimit -Sn 256`) opening a file
+/// from its directory would fail and the file would be passed over.
+fn room_for_directories() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let wanted = CONFINED_FILES.min(hard);
+        if soft < wanted {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, wanted, hard);
+        }
+    }
+}
+
+/// A file to search: its path as printed, and how to open it.
+struct Item {
+    path: Vec<u8>,
+    source: Source,
+}
+
+enum Source {
+    /// By its path (unconfined).
+    Path,
+    /// By its name (from this byte of `path`) in a directory the confined
+    /// walk opened beneath the roots.
+    Entry(Arc<OwnedFd>, usize),
+    /// Opened already (a confined `path` naming a file).
+    Opened(File),
+}
+
+impl Item {
+    fn of(found: Found<'_>) -> Item {
+        let source = match found.at {
+            Some((dir, at)) => Source::Entry(Arc::clone(dir), at),
+            None => Source::Path,
+        };
+        Item { path: found.path.to_vec(), source }
+    }
+
+    /// Opens the file without blocking (see `open`); confined, never by
+    /// its path and never through a link.
+    fn open(&self) -> std::io::Result<File> {
+        match &self.source {
+            Source::Path => open(&self.path),
+            Source::Entry(dir, at) => {
+                let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
+                open_entry(dir.as_fd(), OsStr::from_bytes(&self.path[*at..]), flags).map(File::from)
+            }
+            Source::Opened(file) => file.try_clone(),
+        }
+    }
+}
+
+/// Confined, a `path` naming a file (see `named_file`): opened beneath the
+/// roots, and selected by the filter as glob would, beneath them too. A
+/// `path` outside the roots is refused; a directory is walked (`None`).
+fn named_file_confined(
+    path: &str,
+    filter: Option<&str>,
+    roots: &Roots,
+) -> Result<Option<Vec<Item>>, ToolError> {
+    match roots.open_dir(path) {
+        Ok(_) => return Ok(None),
+        Err(e) if e.is_refusal() => return Err(e.into_tool_error(path, ToolError::OpenFailed)),
+        Err(_) => {}
+    }
+    let file = match roots.open_read(path) {
+        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+        Ok(_) => return Ok(None),
+        Err(e) if e.is_refusal() => return Err(e.into_tool_error(path, ToolError::OpenFailed)),
+        Err(_) => return Ok(None),
+    };
+    let item = |file| Item { path: path.as_bytes().to_vec(), source: Source::Opened(file) };
+    let Some(filter) = filter else { return Ok(Some(vec![item(file)])) };
+    let (dir, _) = path.rsplit_once('/').unwrap_or(("", path));
+    let dir = if dir.is_empty() && path.starts_with('/') { "/" } else { dir };
+    let in_dir = Glob::new(Some(dir).filter(|d| !d.is_empty()), filter)?;
+    let identity = |s: rustix::fs::Stat| (s.st_dev, s.st_ino);
+    let wanted = rustix::fs::fstat(&file).ok().map(identity);
+    let mut selected = false;
+    walk_confined(&in_dir, roots, |found| {
+        selected |= found.kind.is_file()
+            && found.at.is_some_and(|(dir, _)| {
+                let name = OsStr::from_bytes(found.name());
+                let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+                rustix::fs::statat(dir, name, flags).ok().map(identity) == wanted
+            });
+    })?;
+    Ok(Some(if selected { vec![item(file)] } else { Vec::new() }))
+}
+
 fn is_regular_file(path: &str) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
@@ -118,9 +234,10 @@ fn is_regular_file(path: &str) -> bool {
 /// `path` names a file rather than a directory (a model asking "search
 /// src/main.c"): that file, as grep and ripgrep would search it. A `glob`
 /// filter still applies to it, by the rules glob uses in its directory.
-fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Vec<u8>>, ToolError> {
+fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Item>, ToolError> {
+    let item = || Item { path: file.as_bytes().to_vec(), source: Source::Path };
     let Some(filter) = filter else {
-        return Ok(vec![file.as_bytes().to_vec()]);
+        return Ok(vec![item()]);
     };
     let (dir, _) = file.rsplit_once('/').unwrap_or(("", file));
     let dir = if dir.is_empty() && file.starts_with('/') { "/" } else { dir };
@@ -132,7 +249,7 @@ fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Vec<u8>>, ToolErro
         selected |=
             found.kind.is_file() && identity(Path::new(OsStr::from_bytes(found.path))) == wanted;
     });
-    Ok(if selected { vec![file.as_bytes().to_vec()] } else { Vec::new() })
+    Ok(if selected { vec![item()] } else { Vec::new() })
 }
 
 /// The regular expression, line by line: `^` and `$` at line boundaries
@@ -228,10 +345,14 @@ const BUFFER_START: usize = 256 * 1024;
 ///
 /// Without `answer` (tests), all lines are held until the end, with the
 /// limit of the environment.
-fn search_file(worker: &mut Worker, path: &[u8], answer: Option<&Answer<'_>>) -> FileResult {
+fn search_file(worker: &mut Worker, item: &Item, answer: Option<&Answer<'_>>) -> FileResult {
     let limit = answer.map_or_else(limit::max_output, |a| a.limit);
+    let Ok(file) = item.open() else {
+        return FileResult { output: Bounded::for_answer(limit), lines: 0 };
+    };
     let mut sink = Lines {
-        path,
+        path: &item.path,
+        file: &file,
         output: Bounded::for_answer(limit),
         lines: 0,
         binary: false,
@@ -239,7 +360,7 @@ fn search_file(worker: &mut Worker, path: &[u8], answer: Option<&Answer<'_>>) ->
         answer,
         known_text: false,
     };
-    if let Ok(file) = open(path) {
+    {
         let (read, whole) = read_up_to(&file, &mut worker.buffer, worker.whole_max);
         sink.known_text = whole;
         let content = &worker.buffer[..read];
@@ -292,6 +413,8 @@ fn open(path: &[u8]) -> std::io::Result<File> {
 /// Collects `PATH:LINE: TEXT\n` for each matching line of one file.
 struct Lines<'p> {
     path: &'p [u8],
+    /// The file searched (read again from its start by `has_nul`).
+    file: &'p File,
     output: Bounded,
     lines: i64,
     binary: bool,
@@ -310,7 +433,7 @@ impl Lines<'_> {
     /// checked for a NUL first).
     fn hand_over(&mut self, answer: &Answer<'_>) -> bool {
         if !self.known_text {
-            if has_nul(self.path) {
+            if has_nul(self.file) {
                 self.binary = true;
                 return false;
             }
@@ -323,15 +446,16 @@ impl Lines<'_> {
     }
 }
 
-/// Whether the file at `path` holds a NUL byte (read to its end).
-fn has_nul(path: &[u8]) -> bool {
-    let Ok(mut file) = open(path) else { return false };
+/// Whether `file` holds a NUL byte (read from its start to its end, at
+/// offsets: the search's own reading is not disturbed).
+fn has_nul(file: &File) -> bool {
     let mut buf = vec![0u8; BUFFER_START];
+    let mut offset = 0u64;
     loop {
-        match file.read(&mut buf) {
+        match file.read_at(&mut buf, offset) {
             Ok(0) => return false,
             Ok(n) if memchr::memchr(0, &buf[..n]).is_some() => return true,
-            Ok(_) => {}
+            Ok(n) => offset += n as u64,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return false,
         }
@@ -389,7 +513,7 @@ mod tests {
             .collect();
         let matcher = matcher("hit$").unwrap();
         let mut worker = Worker::new(&matcher, WHOLE_MAX);
-        let p = path.to_str().unwrap().as_bytes();
+        let p = &Item { path: path.to_str().unwrap().as_bytes().to_vec(), source: Source::Path };
         for binary in [false, true] {
             let mut content = text.clone().into_bytes();
             if binary {
