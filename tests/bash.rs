@@ -418,10 +418,7 @@ fn sigkill_to_the_tool_kills_the_commands_process_group() {
     let env = Env::new();
     let (background, foreground) = (procs::unique_sleep(104), procs::unique_sleep(105));
     let mut tool = start(&env, &format!("sleep {background} & sleep {foreground}; echo x"));
-    let sleeps = [
-        Leftover(procs::wait_for_process(&["sleep", &background])),
-        Leftover(procs::wait_for_process(&["sleep", &foreground])),
-    ];
+    let sleeps = procs::sleeps_running(&[&background, &foreground]);
     tool.kill().unwrap();
     assert_eq!(wait_tool(&mut tool).signal(), Some(libc::SIGKILL));
     // The contract says within a second; 2 s leaves room for a busy machine.

@@ -3,7 +3,7 @@
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
 use crate::common;
-use common::procs::{self, Leftover};
+use common::procs;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;
@@ -182,10 +182,7 @@ fn a_call_timeout_leaves_nothing_of_a_bash_command_that_ignores_sigterm() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn the host");
-    let sleeps = [
-        Leftover(procs::wait_for_process(&["sleep", &background])),
-        Leftover(procs::wait_for_process(&["sleep", &foreground])),
-    ];
+    let sleeps = procs::sleeps_running(&[&background, &foreground]);
     let out = host.wait_with_output().expect("wait for the host");
     let v: Value = serde_json::from_slice(&out.stdout).expect("an envelope");
     assert_eq!((out.status.code(), &v["error_code"]), (Some(1), &json!("TOOL_TIMEOUT")), "{v}");
@@ -208,10 +205,7 @@ fn sigkill_to_the_host_kills_the_tools_process_group() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn the host");
-    let sleeps = [
-        Leftover(procs::wait_for_process(&["sleep", &background])),
-        Leftover(procs::wait_for_process(&["sleep", &foreground])),
-    ];
+    let sleeps = procs::sleeps_running(&[&background, &foreground]);
     host.kill().expect("SIGKILL the host");
     host.wait().expect("reap the host");
     procs::assert_all_gone(&sleeps, "the host");

@@ -4,7 +4,7 @@
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
 use crate::common;
-use common::procs::{self, Leftover};
+use common::procs;
 use common::*;
 
 use std::collections::BTreeMap;
@@ -182,10 +182,7 @@ fn a_check_timeout_leaves_nothing_of_what_the_tool_started() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn the host");
-    let sleeps = [
-        Leftover(procs::wait_for_process(&["sleep", &background])),
-        Leftover(procs::wait_for_process(&["sleep", &foreground])),
-    ];
+    let sleeps = procs::sleeps_running(&[&background, &foreground]);
     let out = host.wait_with_output().expect("wait for the host");
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(

@@ -536,6 +536,12 @@ pub fn gone_within(pid: i32, limit: Duration) -> bool {
 /// test's outcome.
 pub struct Leftover(pub i32);
 
+/// Waits until a `sleep` of each of `durations` (unique, see `unique_sleep`)
+/// is running, and holds them as leftovers, killed whatever the outcome.
+pub fn sleeps_running(durations: &[&str]) -> Vec<Leftover> {
+    durations.iter().map(|d| Leftover(wait_for_process(&["sleep", d]))).collect()
+}
+
 /// Asserts that every one of `processes` is gone within two seconds (the
 /// contract says one; the second is room for a busy machine); `outlived`
 /// says what they outlived, for the message.
