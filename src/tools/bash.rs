@@ -23,7 +23,7 @@ mod supervise;
 
 use std::process::ExitStatus;
 
-use crate::confine::{self, ConfineError, Roots, Sandbox};
+use crate::confine::{self, Sandbox};
 use crate::error::ToolError;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
@@ -59,11 +59,11 @@ pub fn run(args: &Args) -> Outcome {
 /// under and the directory it starts in; without them, none. Where the
 /// kernel cannot confine it, the call is refused: never run unconfined.
 fn confinement() -> Result<Option<shell::Confinement>, ToolError> {
-    let refused = |e: ConfineError| ToolError::PermissionDenied(e.message());
-    let Some(roots) = Roots::from_env().map_err(refused)? else {
+    let Some(roots) = super::allowed_roots()? else {
         return Ok(None);
     };
-    let sandbox = Sandbox::prepare(&roots, confine::network_allowed()).map_err(refused)?;
+    let sandbox = Sandbox::prepare(&roots, confine::network_allowed())
+        .map_err(|e| ToolError::PermissionDenied(e.message()))?;
     Ok(Some(shell::Confinement { sandbox, cwd: roots.working_dir() }))
 }
 

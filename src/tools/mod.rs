@@ -107,7 +107,7 @@ pub fn names() -> String {
     TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
-/// The allowed roots the file tools work beneath (CONTRACT §8), read once
+/// The allowed roots the tools work beneath (CONTRACT §8), read once
 /// at start; `None` without `IKIGAI_TOOLS_ROOTS`. Roots that cannot confine
 /// (none named, a missing one, a kernel without openat2) refuse the call:
 /// never run unconfined.
