@@ -732,13 +732,7 @@ mod tests {
             b"\t",
             b"abcdefgh",
         ];
-        let mut seed = seed;
-        let mut out = Vec::new();
-        while out.len() < len {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            out.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
-        }
-        out
+        crate::json::size::mixed_of(&pieces, seed, len)
     }
 
     #[test]

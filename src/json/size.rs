@@ -133,6 +133,20 @@ pub fn boundary_at_or_after(bytes: &[u8], at: usize) -> usize {
     i
 }
 
+/// Test text from a seed: `pieces` strung together, chosen by a small
+/// linear congruential generator, until `len` bytes or more. Shared by the
+/// tests of the answer's size and of the output limit.
+#[cfg(test)]
+pub(crate) fn mixed_of(pieces: &[&[u8]], seed: u64, len: usize) -> Vec<u8> {
+    let mut seed = seed;
+    let mut text = Vec::new();
+    while text.len() < len {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        text.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,13 +176,7 @@ mod tests {
             b"\xc0\xaf",
             b"\xf4\x90",
         ];
-        let mut seed = seed;
-        let mut text = Vec::new();
-        while text.len() < len {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            text.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
-        }
-        text
+        mixed_of(&pieces, seed, len)
     }
 
     #[test]
