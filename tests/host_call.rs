@@ -175,13 +175,7 @@ fn a_call_timeout_leaves_nothing_of_a_bash_command_that_ignores_sigterm() {
     // take the command's group (another session) down.
     let command = format!("trap '' TERM; sleep {background} & sleep {foreground}; echo x");
     let args = json!({ "command": command }).to_string();
-    let host = std::process::Command::new(env.link("ikigai-tools"))
-        .args(["call", "--timeout", "1", "bash", &args])
-        .current_dir(env.work())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the host");
+    let host = env.spawn_suite(&["call", "--timeout", "1", "bash", &args]);
     let sleeps = procs::sleeps_running(&[&background, &foreground]);
     let out = host.wait_with_output().expect("wait for the host");
     let v: Value = serde_json::from_slice(&out.stdout).expect("an envelope");
@@ -198,13 +192,7 @@ fn sigkill_to_the_host_kills_the_tools_process_group() {
         "tools/sleeper",
         &script("sleeper", &format!("sleep {background} &\nsleep {foreground}")),
     );
-    let mut host = std::process::Command::new(env.link("ikigai-tools"))
-        .args(["call", "--dir", "tools", "sleeper", "{}"])
-        .current_dir(env.work())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the host");
+    let mut host = env.spawn_suite(&["call", "--dir", "tools", "sleeper", "{}"]);
     let sleeps = procs::sleeps_running(&[&background, &foreground]);
     host.kill().expect("SIGKILL the host");
     host.wait().expect("reap the host");

@@ -175,13 +175,7 @@ fn a_check_timeout_leaves_nothing_of_what_the_tool_started() {
         env.link("bash").display()
     );
     tool(&env, "runs_bash", &script);
-    let host = std::process::Command::new(env.link("ikigai-tools"))
-        .args(["check", "--timeout", "1", "runs_bash"])
-        .current_dir(env.work())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the host");
+    let host = env.spawn_suite(&["check", "--timeout", "1", "runs_bash"]);
     let sleeps = procs::sleeps_running(&[&background, &foreground]);
     let out = host.wait_with_output().expect("wait for the host");
     let report = String::from_utf8_lossy(&out.stdout).into_owned();

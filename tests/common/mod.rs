@@ -150,6 +150,19 @@ impl Env {
         Call { command, stdin: None, as_nobody: false, timeout: Duration::from_secs(120) }
     }
 
+    /// `ikigai-tools ARGS` (a host command) started in `work/` and left
+    /// running, stdout piped and stderr dropped, for tests that act on it
+    /// while it runs (kill it, wait for what it started).
+    pub fn spawn_suite(&self, args: &[&str]) -> std::process::Child {
+        Command::new(self.link("ikigai-tools"))
+            .args(args)
+            .current_dir(self.work())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ikigai-tools")
+    }
+
     /// The ikigai dialect: arguments on stdin.
     pub fn run(&self, name: &str, stdin: &str) -> Ran {
         self.cmd(name).stdin(stdin).run()
