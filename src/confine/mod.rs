@@ -16,6 +16,7 @@ pub mod error;
 pub mod landlock;
 pub mod probe;
 pub mod roots;
+pub mod temp;
 
 pub use beneath::{open_entry, openat_beneath, ConfinedDir, Parent};
 pub use error::ConfineError;
