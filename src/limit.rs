@@ -488,6 +488,15 @@ impl Bounded {
         self.out_of_memory
     }
 
+    /// The last byte pushed and kept, if any (what a line added after the
+    /// output follows).
+    pub fn last_byte(&self) -> Option<u8> {
+        if self.pending_len > 0 {
+            return Some(self.pending[self.pending_len - 1]);
+        }
+        self.tail.back().or(self.head.last()).copied()
+    }
+
     /// The kept head (the part before any omission).
     pub fn head(&self) -> &[u8] {
         &self.head
