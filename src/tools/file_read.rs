@@ -26,7 +26,7 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 use crate::error::ToolError;
 use crate::fs::open::open_regular;
-use crate::fs::read;
+use crate::fs::read::{self, SIZELESS_MAX};
 use crate::json::{size, Field};
 use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
@@ -38,12 +38,6 @@ const BUFFER_SIZE: usize = 256 * 1024;
 /// Seeking past the middle of a file is worth it only for a real saving; it
 /// also keeps files whose size is a guess (sysfs says 4096) read in full.
 const MIN_SKIP: u64 = 1024 * 1024;
-
-/// The most read of a file that reports no size (docs/TOOLS.md,
-/// file_read): far more than the largest text `/proc` makes
-/// (`/proc/kallsyms`, a few MB), and read in well under a second, where
-/// `/proc/self/pagemap` would go on for 256 GiB.
-const SIZELESS_MAX: u64 = 64 * 1024 * 1024;
 
 pub fn run(args: &Args) -> Outcome {
     let path = args.required_path("file_path")?;
