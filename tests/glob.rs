@@ -538,3 +538,83 @@ fn random_patterns_are_answered_or_refused() {
 fn random_patterns_are_answered_or_refused_long() {
     random_patterns(fuzz::Length::Long);
 }
+
+/// A chain of directories named `d`, `depth` deep under `top`, with a file
+/// `name` at each depth in `files`: made and removed by descriptors, since
+/// its paths pass PATH_MAX.
+struct DeepTree {
+    top: std::path::PathBuf,
+    depth: usize,
+}
+
+impl DeepTree {
+    fn new(top: std::path::PathBuf, depth: usize, files: &[(usize, &str)]) -> DeepTree {
+        use rustix::fs::{mkdirat, openat, Mode, OFlags, CWD};
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let mut dir = openat(CWD, &top, flags, Mode::empty()).expect("open the top");
+        for level in 0..=depth {
+            for (_, name) in files.iter().filter(|(at, _)| *at == level) {
+                let file = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
+                let fd = openat(&dir, *name, file, Mode::from_raw_mode(0o644)).expect("create");
+                rustix::io::write(&fd, b"x\n").expect("write");
+            }
+            if level < depth {
+                mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).expect("mkdir d");
+                dir = openat(&dir, "d", flags, Mode::empty()).expect("open d");
+            }
+        }
+        DeepTree { top, depth }
+    }
+}
+
+impl Drop for DeepTree {
+    fn drop(&mut self) {
+        use rustix::fs::{openat, unlinkat, AtFlags, Mode, OFlags, CWD};
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let Ok(mut dir) = openat(CWD, &self.top, flags, Mode::empty()) else { return };
+        for _ in 0..self.depth {
+            match openat(&dir, "d", flags, Mode::empty()) {
+                Ok(below) => dir = below,
+                Err(_) => break,
+            }
+        }
+        // From the bottom up: each directory's files, then it.
+        loop {
+            for entry in rustix::fs::Dir::read_from(&dir).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_owned();
+                if entry.file_type() == rustix::fs::FileType::RegularFile {
+                    let _ = unlinkat(&dir, name.as_c_str(), AtFlags::empty());
+                }
+            }
+            let Ok(up) = openat(&dir, "..", flags, Mode::empty()) else { return };
+            if unlinkat(&up, "d", AtFlags::REMOVEDIR).is_err() {
+                return; // back at the top
+            }
+            dir = up;
+        }
+    }
+}
+
+/// Found while trying pattern shapes for issue 14, break 7: confined, the
+/// walk goes by descriptors and so has no PATH_MAX to stop it, and `**`
+/// over a directory 5,000 deep overflowed the stack (SIGABRT, no answer).
+/// The walk enters at most 1,024 levels below where it starts.
+#[test]
+fn a_directory_5000_deep_is_walked_to_1024_levels_not_a_stack_overflow() {
+    let env = Env::new();
+    let top = env.mkdir("deep");
+    let _tree = DeepTree::new(top, 5000, &[(1000, "near.c"), (5000, "far.c")]);
+    let near = format!("deep/{}near.c", "d/".repeat(1000));
+    for (link, args) in [
+        ("glob", json!({"pattern": "deep/**/*.c"})),
+        ("grep", json!({"pattern": "x", "glob": "deep/**/*.c"})),
+    ] {
+        let ran = env.cmd(link).env("IKIGAI_TOOLS_ROOTS", env.work()).stdin(args.to_string()).run();
+        assert_eq!((ran.code, ran.signal), (Some(0), None), "{link}: {:.300}", ran.stderr);
+        let v = ran.json();
+        assert_eq!(v["count"], 1, "{link}: {:.300}", v["output"]);
+        let output = v["output"].as_str().expect("output");
+        let expected = if link == "glob" { near.clone() } else { format!("{near}:1: x") };
+        assert_eq!(output, expected, "{link}");
+    }
+}
