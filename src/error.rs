@@ -134,6 +134,11 @@ mod tests {
             ),
             (ToolError::InvalidGlob, "INVALID_PATTERN", "Invalid glob pattern"),
             (
+                ToolError::GlobTooLarge("pattern is 9000 bytes long".into()),
+                "INVALID_PATTERN",
+                "Invalid glob pattern: pattern is 9000 bytes long",
+            ),
+            (
                 ToolError::SizeFailed("/dev/zero".into()),
                 "SIZE_FAILED",
                 "Cannot get file size: /dev/zero",
