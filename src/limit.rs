@@ -872,6 +872,18 @@ mod tests {
     }
 
     #[test]
+    fn the_last_byte_is_the_tail_s_the_head_s_or_a_pending_one() {
+        let mut b = Bounded::new(Some(4));
+        assert_eq!(b.last_byte(), None);
+        b.push(b"ab");
+        assert_eq!(b.last_byte(), Some(b'b'));
+        b.push(b"cdefg\n");
+        assert_eq!(b.last_byte(), Some(b'\n'), "from the tail");
+        b.push(b"\xc3");
+        assert_eq!(b.last_byte(), Some(0xc3), "a character still pending");
+    }
+
+    #[test]
     fn no_limit_keeps_all() {
         let mut b = Bounded::new(None);
         b.push(&[7u8; 100_000]);
