@@ -27,6 +27,9 @@ pub enum ToolError {
     InvalidRegex(String),
     /// A malformed glob pattern (glob's `pattern`, grep's `glob`).
     InvalidGlob,
+    /// A glob pattern too large to be taken: the text says what is too
+    /// large and the bound (`fs::pattern`).
+    GlobTooLarge(String),
     /// file_edit: `old_string` does not occur.
     NotFound,
     /// file_edit: `old_string` occurs this many times and `replace_all` is off.
@@ -53,7 +56,9 @@ impl ToolError {
             ToolError::SeekFailed(_) => "SEEK_FAILED",
             ToolError::SizeFailed(_) => "SIZE_FAILED",
             ToolError::NoSpace(_) => "NO_SPACE",
-            ToolError::InvalidRegex(_) | ToolError::InvalidGlob => "INVALID_PATTERN",
+            ToolError::InvalidRegex(_) | ToolError::InvalidGlob | ToolError::GlobTooLarge(_) => {
+                "INVALID_PATTERN"
+            }
             ToolError::NotFound => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
             ToolError::OutOfMemory | ToolError::AllocationFailed => "OUT_OF_MEMORY",
@@ -100,6 +105,7 @@ impl fmt::Display for ToolError {
             ToolError::NoSpace(p) => write!(f, "No space left on device: {p}"),
             ToolError::InvalidRegex(m) => write!(f, "Invalid pattern: {m}"),
             ToolError::InvalidGlob => f.write_str("Invalid glob pattern"),
+            ToolError::GlobTooLarge(m) => write!(f, "Invalid glob pattern: {m}"),
             ToolError::NotFound => f.write_str("String not found in file"),
             ToolError::NotUnique(n) => {
                 write!(f, "String found {n} times, use replace_all to replace all")
@@ -127,6 +133,11 @@ mod tests {
                 "String found 3 times, use replace_all to replace all",
             ),
             (ToolError::InvalidGlob, "INVALID_PATTERN", "Invalid glob pattern"),
+            (
+                ToolError::GlobTooLarge("pattern is 9000 bytes long".into()),
+                "INVALID_PATTERN",
+                "Invalid glob pattern: pattern is 9000 bytes long",
+            ),
             (
                 ToolError::SizeFailed("/dev/zero".into()),
                 "SIZE_FAILED",

@@ -1,5 +1,5 @@
-//! The output limit (CONTRACT §5): `IKIGAI_TOOLS_MAX_OUTPUT` bounds the
-//! whole answer a tool prints, after JSON escaping, because that is what a
+//! The output limit (README, "Output limit"): `IKIGAI_TOOLS_MAX_OUTPUT`
+//! bounds the whole answer a tool prints, error envelopes included, after JSON escaping, because that is what a
 //! host reads. 16 MiB by default, 65,535 under the `-tool` names of current
 //! ikigai releases (which read no more), `0` for none; less than 1 KiB
 //! counts as 1 KiB.
@@ -24,7 +24,8 @@ pub const IKIGAI_TOOL_MAX_OUTPUT: usize = 65_535;
 /// and some output.
 pub const MIN_MAX_OUTPUT: usize = 1024;
 /// What an answer holds beside the output's head and tail, at most: the
-/// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes)
+/// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
+/// an error envelope `{"error":"","error_code":"PERMISSION_DENIED"}`, 45)
 /// and the marker line with its two escaped newlines (file_read's, with
 /// two 20-digit numbers, takes 90).
 pub const ANSWER_RESERVE: usize = 160;
@@ -125,7 +126,7 @@ impl Bounded {
     }
 
     /// For a tool's `output`: the whole answer, escaped, envelope and
-    /// marker included, stays within `limit` (CONTRACT §5).
+    /// marker included, stays within `limit` (README, "Output limit").
     pub fn for_answer(limit: Option<usize>) -> Bounded {
         let budget = limit.map(|l| l.saturating_sub(ANSWER_RESERVE).max(2));
         Bounded::with(Measure::Answer, budget)
@@ -485,6 +486,15 @@ impl Bounded {
     /// left out (and counted in `omitted`).
     pub fn out_of_memory(&self) -> bool {
         self.out_of_memory
+    }
+
+    /// The last byte pushed and kept, if any (what a line added after the
+    /// output follows).
+    pub fn last_byte(&self) -> Option<u8> {
+        if self.pending_len > 0 {
+            return Some(self.pending[self.pending_len - 1]);
+        }
+        self.tail.back().or(self.head.last()).copied()
     }
 
     /// The kept head (the part before any omission).
@@ -859,6 +869,18 @@ mod tests {
         b.push(b"lost");
         assert!(b.out_of_memory());
         assert_eq!(b.omitted(), 4);
+    }
+
+    #[test]
+    fn the_last_byte_is_the_tail_s_the_head_s_or_a_pending_one() {
+        let mut b = Bounded::new(Some(4));
+        assert_eq!(b.last_byte(), None);
+        b.push(b"ab");
+        assert_eq!(b.last_byte(), Some(b'b'));
+        b.push(b"cdefg\n");
+        assert_eq!(b.last_byte(), Some(b'\n'), "from the tail");
+        b.push(b"\xc3");
+        assert_eq!(b.last_byte(), Some(0xc3), "a character still pending");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ToolError;
 use crate::json::{self, Field};
+use crate::limit::{self, Bounded};
 
 /// A tool's successful answer: its fields in the order they are printed.
 pub type Answer = Vec<(&'static str, Field)>;
@@ -41,8 +42,8 @@ pub enum Dialect {
 pub struct Args {
     map: Map<String, Value>,
     /// Parameters whose value holds a number beyond what an f64 can hold
-    /// (`1e400`): an error only if the tool reads them (CONTRACT §2: unknown
-    /// keys are ignored, whatever they hold).
+    /// (`1e400`): an error only if the tool reads them (README, "The protocol":
+    /// unknown keys are ignored, whatever they hold).
     out_of_range: BTreeMap<String, Held>,
 }
 
@@ -288,29 +289,44 @@ pub struct Ending {
 
 /// Writes the answer (or the error envelope) to stdout and says what the
 /// dialect wants told besides.
+///
+/// An error envelope obeys the output limit as every answer does (README,
+/// "Output limit"): a message too long for it (an 80 KB path) keeps its
+/// head and tail around the marker, cut between characters with escaping
+/// counted, so the printed envelope fits. The stderr copy is that same
+/// message, what the model was told.
 pub fn finish(outcome: &Outcome, dialect: Dialect) -> Ending {
     let mut out = io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout());
-    let written = match outcome {
-        Ok(fields) => json::write_object(&mut out, fields),
-        Err(err) => json::write_object(
-            &mut out,
-            &[
-                ("error", Field::Text(err.to_string().into_bytes())),
-                ("error_code", Field::Text(err.code().as_bytes().to_vec())),
-            ],
-        ),
+    let (written, ending) = match outcome {
+        Ok(fields) => (json::write_object(&mut out, fields), Ending { echo: None, failed: false }),
+        Err(err) => {
+            let message = bounded_message(err, limit::max_output());
+            let written = json::write_object(
+                &mut out,
+                &[
+                    ("error", Field::Text(message.clone().into_bytes())),
+                    ("error_code", Field::Text(err.code().as_bytes().to_vec())),
+                ],
+            );
+            let shellclaw = dialect == Dialect::Shellclaw;
+            let echo = (err.is_bad_input() || shellclaw).then_some(message);
+            (written, Ending { echo, failed: shellclaw })
+        }
     };
     // A host that closed its end of the pipe no longer wants the answer:
     // that is not an error of ours.
     let _ = written.and_then(|()| out.flush());
-    match outcome {
-        Ok(_) => Ending { echo: None, failed: false },
-        Err(err) => {
-            let shellclaw = dialect == Dialect::Shellclaw;
-            let echo = (err.is_bad_input() || shellclaw).then(|| err.to_string());
-            Ending { echo, failed: shellclaw }
-        }
-    }
+    ending
+}
+
+/// The message of `err` as its envelope may hold it under `limit`: whole
+/// if it fits, else its head and tail with the output limit's marker
+/// between them (`limit::Bounded`, whose reserve holds the envelope).
+fn bounded_message(err: &ToolError, limit: Option<usize>) -> String {
+    let mut message = Bounded::for_answer(limit);
+    message.push(err.to_string().as_bytes());
+    // Cuts fall between characters of a `String`: nothing is lost here.
+    String::from_utf8_lossy(&message.finish()).into_owned()
 }
 
 /// Standard output without std's line buffering, which searches every write
@@ -402,6 +418,56 @@ mod tests {
         assert_eq!(a.required_path("x").unwrap_err().to_string(), "missing required parameter: x");
         assert_eq!(a.optional_path("p"), Ok(None));
         assert_eq!(a.required_path("r"), Ok("ok"));
+    }
+
+    /// The printed envelope of an error under `limit`, as `finish` writes it.
+    fn envelope(err: &ToolError, limit: Option<usize>) -> Vec<u8> {
+        let mut out = Vec::new();
+        json::write_object(
+            &mut out,
+            &[
+                ("error", Field::Text(bounded_message(err, limit).into_bytes())),
+                ("error_code", Field::Text(err.code().as_bytes().to_vec())),
+            ],
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn an_error_envelope_stays_within_the_limit() {
+        let long = |piece: &str| piece.repeat(70_000);
+        for path in [long("a"), long("\u{1}"), long("é✓𝄞"), long("\"\n")] {
+            for err in [
+                ToolError::PermissionDenied(path.clone()),
+                ToolError::FileNotFound(path.clone()),
+                ToolError::EditLocked(path.clone()),
+                ToolError::InvalidArg(path.clone()),
+            ] {
+                for limit in [1024, 1500, 65_535] {
+                    let out = envelope(&err, Some(limit));
+                    assert!(out.len() <= limit, "{} > {limit}", out.len());
+                    let v: Value = serde_json::from_slice(&out).unwrap();
+                    assert_eq!(v["error_code"], err.code());
+                    let message = v["error"].as_str().unwrap();
+                    assert!(message.contains(" bytes omitted ...]"));
+                    assert!(!message.contains('\u{FFFD}'), "cut between characters");
+                    let whole = err.to_string();
+                    let (head, rest) = message.split_once("[... ").unwrap();
+                    let (_, tail) = rest.split_once(" bytes omitted ...]").unwrap();
+                    assert!(whole.starts_with(head.trim_end_matches('\n')));
+                    assert!(whole.ends_with(tail.trim_start_matches('\n')));
+                }
+            }
+        }
+        // A message that fits is whole; without a limit, every message is.
+        let short = ToolError::FileNotFound("a.txt".into());
+        assert_eq!(
+            envelope(&short, Some(1024)),
+            br#"{"error":"File not found: a.txt","error_code":"FILE_NOT_FOUND"}"#
+        );
+        let huge = ToolError::FileNotFound("a".repeat(100_000));
+        assert_eq!(bounded_message(&huge, None), huge.to_string());
     }
 
     #[test]

@@ -461,3 +461,24 @@ fn a_file_whose_read_would_wait_is_read_failed_at_once() {
     }
     assert_eq!(answer, error("Failed to read file: /proc/kmsg", "READ_FAILED"));
 }
+
+/// Issue 14, break 9, for file_edit: `/proc/self/pagemap` (size 0, 256 GiB
+/// of page table entries) was read whole before the string was looked for:
+/// past any host's time limit (or memory). A file that reports no size is
+/// read at most 64 MiB; one that goes on is `READ_FAILED` at once.
+#[test]
+fn proc_self_pagemap_is_read_failed_at_once() {
+    let env = Env::new();
+    let args = json!({"file_path": "/proc/self/pagemap", "old_string": "a", "new_string": "b"});
+    // The harness's watchdog fails the test past 20 s (a host gives 30).
+    let ran = env.cmd("file-edit").stdin(args.to_string()).timeout(Duration::from_secs(20)).run();
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(
+        ran.json(),
+        json!({
+            "error": "Failed to read file: /proc/self/pagemap (it reports no size and goes on \
+                      past 64 MiB, the most read of such a file; nothing was changed)",
+            "error_code": "READ_FAILED"
+        })
+    );
+}

@@ -405,3 +405,77 @@ fn a_file_whose_reads_would_wait_is_read_failed_at_once() {
     let ran = env.cmd("file-read").stdin(r#"{"file_path":"/proc/self/status"}"#).run();
     assert!(ran.json()["output"].as_str().is_some_and(|s| s.starts_with("Name:")));
 }
+
+/// What file_read says where it stopped reading a file that reports no
+/// size, having read `read` bytes of it.
+fn stopped_at(output: &str, read: u64) -> bool {
+    let head = format!("[... stopped after {read} bytes, at line ");
+    let tail = format!(
+        ": the file reports no size (as /proc and /sys files do) and file_read reads at most \
+         64 MiB of such a file; bash can read on from there (tail -c +{} FILE) ...]",
+        read + 1
+    );
+    output
+        .strip_prefix(&head)
+        .and_then(|rest| rest.strip_suffix(&tail))
+        .is_some_and(|line| !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Issue 14, break 9: `/proc/self/pagemap` (size 0, 256 GiB of page table
+/// entries) with an `offset` took 163 s, scanning for lines: past any
+/// host's time limit. A file that reports no size is now read at most
+/// 64 MiB, and the answer says where it stopped and how to read on.
+#[test]
+fn proc_self_pagemap_with_an_offset_answers_within_seconds() {
+    let env = Env::new();
+    for args in [
+        json!({"file_path": "/proc/self/pagemap", "offset": 1_000_000_000}),
+        json!({"file_path": "/proc/self/pagemap", "offset": 2}),
+    ] {
+        // The harness's watchdog fails the test past 20 s (a host gives 30).
+        let ran =
+            env.cmd("file-read").stdin(args.to_string()).timeout(Duration::from_secs(20)).run();
+        assert_eq!(ran.code, Some(0), "{args}: {}", ran.stderr);
+        let answer = ran.json();
+        let output = answer["output"].as_str().expect("output");
+        assert_eq!(answer.as_object().map(|o| o.len()), Some(1), "{args}: {answer}");
+        // The offset is past the 64 MiB read: the answer is that line alone.
+        assert!(stopped_at(output, 64 << 20), "{args}: {output:.300}");
+    }
+    // Its first line (binary entries: few newline bytes) runs past the
+    // bound: what was read is kept as the output limit keeps it, the line
+    // saying where reading stopped comes last, on its own line.
+    let ran = env
+        .cmd("file-read")
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "65536")
+        .stdin(json!({"file_path": "/proc/self/pagemap", "offset": 1, "limit": 1}).to_string())
+        .timeout(Duration::from_secs(20))
+        .run();
+    assert!(ran.stdout.len() <= 65_536);
+    let answer = ran.json();
+    let output = answer["output"].as_str().expect("output");
+    let last = output.rsplit('\n').next().unwrap_or_default();
+    assert!(stopped_at(last, 64 << 20), "{last:.300}");
+}
+
+/// Files that report no size and are no larger than the bound are read as
+/// before, whole and by lines (`/proc/kallsyms`, a few MB).
+#[test]
+fn a_sizeless_file_under_the_bound_is_read_whole_and_by_lines() {
+    let env = Env::new();
+    let Ok(kallsyms) = fs::read_to_string("/proc/kallsyms") else {
+        return skipped("no /proc/kallsyms to read");
+    };
+    let lines: Vec<&str> = kallsyms.split_inclusive('\n').collect();
+    let at = lines.len() - 3;
+    let v = read(&env, json!({"file_path": "/proc/kallsyms", "offset": at, "limit": 2}));
+    assert_eq!(v, json!({"output": lines[at - 1..at + 1].concat()}));
+    let v = read(&env, json!({"file_path": "/proc/kallsyms", "offset": lines.len() + 1}));
+    assert_eq!(v, json!({"output": ""}));
+    let whole = env
+        .cmd("file-read")
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "0")
+        .stdin(json!({"file_path": "/proc/kallsyms"}).to_string())
+        .run();
+    assert_eq!(whole.json(), json!({"output": kallsyms}));
+}

@@ -2,6 +2,7 @@
 //! sorted, what the walk enters, and its errors.
 
 use crate::common;
+use common::fuzz;
 use common::*;
 
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -364,4 +365,265 @@ fn snapshots() {
     let env = tree();
     snap!("answer", glob(&env, json!({"pattern": "src/**/*.{c,h}"})));
     snap!("invalid_pattern", glob(&env, json!({"pattern": "src/[a"})));
+}
+
+/// Issue 14, break 7: a glob of 87,380 `*` made globset panic (exit 101,
+/// 437 KB on stderr), and so did 150,000 `?` and grep's `glob` parameter.
+/// Now each is refused with `INVALID_PATTERN`, saying what is too large, as
+/// grep's regex is; the longest pattern accepted is answered.
+#[test]
+fn a_glob_of_87380_stars_is_refused_not_a_panic() {
+    let env = tree();
+    let too_long = |n: usize| {
+        json!({
+            "error": format!(
+                "Invalid glob pattern: pattern is {n} bytes long, at most 8192 are accepted"
+            ),
+            "error_code": "INVALID_PATTERN"
+        })
+    };
+    for (link, args, n) in [
+        ("glob", json!({"pattern": "*".repeat(87_380)}), 87_380),
+        ("glob", json!({"pattern": "?".repeat(150_000)}), 150_000),
+        ("grep", json!({"pattern": "x", "glob": "*".repeat(87_380)}), 87_380),
+        ("grep", json!({"pattern": "x", "glob": "?".repeat(150_000)}), 150_000),
+    ] {
+        let ran = env.run(link, &args.to_string());
+        assert_eq!((ran.code, ran.signal), (Some(0), None), "{link}: {}", ran.stderr.len());
+        assert_eq!(ran.json(), too_long(n), "{link}");
+        assert_eq!(ran.stderr, "", "{link}");
+    }
+    // 8,192 bytes is answered: every `*` compiled into one component.
+    let stars = glob(&env, json!({"pattern": "*".repeat(8192)}));
+    assert_eq!(stars, answer(&["B.h", "a.c", "ab.c", "b.c", "include", "notes.txt", "src"]));
+    let marks = glob(&env, json!({"pattern": format!("{}.c", "?".repeat(8190))}));
+    assert_eq!(marks, answer(&[]));
+}
+
+/// Pattern shapes thrown at glob, and at grep's `glob`: long runs of each
+/// wildcard, long and nested `{a,b,…}` alternations, `[` classes, `**`
+/// chains, escapes, all mixed. Every one is answered or refused with
+/// `INVALID_PATTERN` (or, absolute and so run confined, outside the
+/// fixture: `PERMISSION_DENIED`): exit 0, one JSON object, nothing on
+/// stderr, well within a host's 30 s. Seeded (`IKIGAI_FUZZ_SEED`, printed), and
+/// `IKIGAI_FUZZ_CASES` sets the count.
+fn random_patterns(length: fuzz::Length) {
+    use common::fuzz::{self as f, Rng};
+    use common::procs::{self, Watchdog};
+    let seed = f::seed_from_env();
+    let cases = length.count("IKIGAI_FUZZ_CASES", 100, 3000);
+    let env = tree();
+    let links = [env.link("glob"), env.link("grep")];
+    let dog = Watchdog::new(std::time::Duration::from_secs(20));
+    let results = procs::parallel(cases, 2, |i| {
+        let mut rng = Rng::for_case(seed, procs::fnv1a(b"glob patterns"), i as u64);
+        let pattern = random_pattern(&mut rng);
+        let (link, args) = if rng.one_in(3) {
+            (1, json!({"pattern": "a", "glob": pattern}))
+        } else {
+            (0, json!({"pattern": pattern}))
+        };
+        let mut cmd = procs::tool_command(&links[link], &env.work(), false);
+        // An absolute pattern would walk the whole machine (`/**`, /proc
+        // included), which is slow, not broken: it runs confined to the
+        // fixture, where one outside is refused before anything is read.
+        let absolute = ["{/", ",/"].iter().any(|a| pattern.contains(a)) || pattern.starts_with('/');
+        if absolute {
+            cmd.env("IKIGAI_TOOLS_ROOTS", env.work());
+        }
+        let link = ["glob", "grep"][link];
+        let ran = procs::run_watched(cmd, Some(args.to_string().as_bytes()), &dog);
+        let verdict = (|| {
+            if ran.hung || ran.signal.is_some() || ran.code != Some(0) {
+                return Err(format!(
+                    "hung {} signal {:?} exit {:?}",
+                    ran.hung, ran.signal, ran.code
+                ));
+            }
+            if !ran.stderr.is_empty() {
+                return Err(format!("stderr: {}", f::preview(&ran.stderr)));
+            }
+            let v: Value = serde_json::from_slice(&ran.stdout).map_err(|e| e.to_string())?;
+            match v.get("error_code") {
+                None if v.get("count").is_some() => Ok("answered"),
+                Some(code) if code == "INVALID_PATTERN" => Ok("refused"),
+                Some(code) if absolute && code == "PERMISSION_DENIED" => Ok("refused"),
+                _ => Err(format!("answer: {}", f::preview(&ran.stdout))),
+            }
+        })();
+        let shown = format!("case {i} {link} {}", f::preview(pattern.as_bytes()));
+        (verdict.map_err(|why| format!("{shown}: {why}")), (ran.elapsed, shown))
+    });
+    let (slowest, slowest_case) =
+        results.iter().map(|(_, e)| e).max_by_key(|(e, _)| *e).cloned().unwrap_or_default();
+    let answered =
+        results.iter().filter(|(v, _)| v.as_ref().is_ok_and(|k| *k == "answered")).count();
+    let failures: Vec<&String> = results.iter().filter_map(|(v, _)| v.as_ref().err()).collect();
+    println!(
+        "glob patterns: IKIGAI_FUZZ_SEED={seed} IKIGAI_FUZZ_CASES={cases}: {} failed, {answered} \
+         answered, the rest refused; slowest {:.2} s ({slowest_case:.300})",
+        failures.len(),
+        slowest.as_secs_f64()
+    );
+    assert!(failures.is_empty(), "replay: IKIGAI_FUZZ_SEED={seed}\n{failures:#?}");
+}
+
+/// One pattern of the shapes above, up to about 160 KB.
+fn random_pattern(rng: &mut fuzz::Rng) -> String {
+    let pieces = [
+        "*",
+        "?",
+        "**",
+        "**/",
+        "/",
+        "[a-z]",
+        "[!a]",
+        "[",
+        "]",
+        "[]]",
+        "{",
+        "}",
+        ",",
+        "{a,b}",
+        "\\",
+        "\\*",
+        "a",
+        "src",
+        ".",
+        ".c",
+        "é",
+        "[é-ü]",
+        "{,}",
+        "*.{c,h}",
+        "[[:alpha:]]",
+        "[z-a]",
+    ];
+    let mut pattern = String::new();
+    for _ in 0..rng.range(1, 4) {
+        match rng.below(6) {
+            // A run of one piece, short or very long.
+            0 => {
+                let n = match rng.below(6) {
+                    0 | 1 => rng.range(8192, 160_000),
+                    2 => rng.range(1000, 8000),
+                    _ => rng.range(1, 200),
+                };
+                pattern.push_str(&rng.pick(&pieces).repeat(n));
+            }
+            // A long alternation.
+            1 => {
+                let n = if rng.one_in(4) { rng.range(1000, 6000) } else { rng.range(2, 800) };
+                let items: Vec<String> =
+                    (0..n).map(|k| format!("{}{k}", rng.pick(&pieces))).collect();
+                pattern.push_str(&format!("{{{}}}", items.join(",")));
+            }
+            // Nested braces.
+            2 => {
+                let depth = rng.range(1, 60);
+                pattern.push_str(&"{a,".repeat(depth));
+                pattern.push_str(&"b}".repeat(depth));
+            }
+            // Alternations one after another: their product.
+            3 => pattern.push_str(&"{a,b,c}".repeat(rng.range(1, 12))),
+            // A `**` chain.
+            4 => pattern.push_str(&"**/".repeat(rng.range(1, 3000))),
+            _ => {
+                for _ in 0..rng.range(1, 30) {
+                    pattern.push_str(rng.pick(&pieces));
+                }
+            }
+        }
+    }
+    pattern
+}
+
+#[test]
+fn random_patterns_are_answered_or_refused() {
+    random_patterns(fuzz::Length::Short);
+}
+
+#[test]
+#[ignore = "long trial (3,000 patterns), run by .ci/run"]
+fn random_patterns_are_answered_or_refused_long() {
+    random_patterns(fuzz::Length::Long);
+}
+
+/// A chain of directories named `d`, `depth` deep under `top`, with a file
+/// `name` at each depth in `files`: made and removed by descriptors, since
+/// its paths pass PATH_MAX.
+struct DeepTree {
+    top: std::path::PathBuf,
+    depth: usize,
+}
+
+impl DeepTree {
+    fn new(top: std::path::PathBuf, depth: usize, files: &[(usize, &str)]) -> DeepTree {
+        use rustix::fs::{mkdirat, openat, Mode, OFlags, CWD};
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let mut dir = openat(CWD, &top, flags, Mode::empty()).expect("open the top");
+        for level in 0..=depth {
+            for (_, name) in files.iter().filter(|(at, _)| *at == level) {
+                let file = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
+                let fd = openat(&dir, *name, file, Mode::from_raw_mode(0o644)).expect("create");
+                rustix::io::write(&fd, b"x\n").expect("write");
+            }
+            if level < depth {
+                mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).expect("mkdir d");
+                dir = openat(&dir, "d", flags, Mode::empty()).expect("open d");
+            }
+        }
+        DeepTree { top, depth }
+    }
+}
+
+impl Drop for DeepTree {
+    fn drop(&mut self) {
+        use rustix::fs::{openat, unlinkat, AtFlags, Mode, OFlags, CWD};
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let Ok(mut dir) = openat(CWD, &self.top, flags, Mode::empty()) else { return };
+        for _ in 0..self.depth {
+            match openat(&dir, "d", flags, Mode::empty()) {
+                Ok(below) => dir = below,
+                Err(_) => break,
+            }
+        }
+        // From the bottom up: each directory's files, then it.
+        loop {
+            for entry in rustix::fs::Dir::read_from(&dir).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_owned();
+                if entry.file_type() == rustix::fs::FileType::RegularFile {
+                    let _ = unlinkat(&dir, name.as_c_str(), AtFlags::empty());
+                }
+            }
+            let Ok(up) = openat(&dir, "..", flags, Mode::empty()) else { return };
+            if unlinkat(&up, "d", AtFlags::REMOVEDIR).is_err() {
+                return; // back at the top
+            }
+            dir = up;
+        }
+    }
+}
+
+/// Found while trying pattern shapes for issue 14, break 7: confined, the
+/// walk goes by descriptors and so has no PATH_MAX to stop it, and `**`
+/// over a directory 5,000 deep overflowed the stack (SIGABRT, no answer).
+/// The walk enters at most 1,024 levels below where it starts.
+#[test]
+fn a_directory_5000_deep_is_walked_to_1024_levels_not_a_stack_overflow() {
+    let env = Env::new();
+    let top = env.mkdir("deep");
+    let _tree = DeepTree::new(top, 5000, &[(1000, "near.c"), (5000, "far.c")]);
+    let near = format!("deep/{}near.c", "d/".repeat(1000));
+    for (link, args) in [
+        ("glob", json!({"pattern": "deep/**/*.c"})),
+        ("grep", json!({"pattern": "x", "glob": "deep/**/*.c"})),
+    ] {
+        let ran = env.cmd(link).env("IKIGAI_TOOLS_ROOTS", env.work()).stdin(args.to_string()).run();
+        assert_eq!((ran.code, ran.signal), (Some(0), None), "{link}: {:.300}", ran.stderr);
+        let v = ran.json();
+        assert_eq!(v["count"], 1, "{link}: {:.300}", v["output"]);
+        let output = v["output"].as_str().expect("output");
+        let expected = if link == "glob" { near.clone() } else { format!("{near}:1: x") };
+        assert_eq!(output, expected, "{link}");
+    }
 }

@@ -451,3 +451,59 @@ fn grep_of_many_files_full_of_matches_stays_under_the_default_limit() {
     );
     assert_eq!(answer["count"], files * lines);
 }
+
+/// The error answer `path` gives file_read linked as `link` under `limit`
+/// (None: the default), in both dialects: the same bounded envelope, at
+/// most `bound` bytes, valid JSON, the code kept; the message cut as an
+/// output is (head, marker, tail), and shellclaw's stderr copy is that
+/// message on one line.
+fn bounded_error(env: &Env, link: &str, limit: Option<u64>, path: &str, bound: usize) {
+    let args = json!({ "file_path": path }).to_string();
+    let whole = format!("Cannot open file: {path}");
+    let message = String::from_utf8(answer::bounded(whole.as_bytes(), bound, answer::omitted))
+        .expect("ASCII");
+    assert!(message.contains(" bytes omitted ...]"), "the message is cut");
+    let expected = json!({"error": message, "error_code": "OPEN_FAILED"});
+    let limit = limit.map_or(String::new(), |l| l.to_string());
+    let ikigai = env.cmd(link).env("IKIGAI_TOOLS_MAX_OUTPUT", &limit).stdin(&args).run();
+    let shellclaw = env.cmd(link).env("IKIGAI_TOOLS_MAX_OUTPUT", &limit).arg(&args).run();
+    for (ran, code) in [(&ikigai, 0), (&shellclaw, 1)] {
+        assert_eq!(ran.code, Some(code), "{link}");
+        assert!(ran.stdout.len() <= bound, "{link}: an answer of {} bytes", ran.stdout.len());
+        let answer: Value = ikigai_reads(&ran.stdout).expect("what the host reads is JSON");
+        assert_eq!(answer, expected, "{link}");
+    }
+    let one_line: Vec<&str> =
+        message.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect();
+    assert_eq!(shellclaw.stderr, format!("{}\n", one_line.join(" ")), "{link}: stderr");
+}
+
+/// Issue 14, break 8: error envelopes were not cut. An 80 KB ASCII
+/// `file_path` under the `-tool` names gave an 80,058-byte error answer,
+/// of which ikigai reads 65,535: invalid JSON.
+#[test]
+fn an_error_answer_obeys_the_limit_an_80_kb_path_under_the_tool_names() {
+    let env = Env::new();
+    let path = "a".repeat(80_000);
+    bounded_error(&env, "file-read-tool", None, &path, 65_535);
+    // `call` takes the answer the tool gives under a 1 KiB limit (it would
+    // have found more output than the limit allows).
+    let ran = env
+        .cmd("ikigai-tools")
+        .env("IKIGAI_TOOLS_MAX_OUTPUT", "1024")
+        .arg("call")
+        .arg("file_read")
+        .arg(json!({ "file_path": path }).to_string())
+        .run();
+    let envelope = ran.json();
+    assert_eq!(envelope["tool_success"], true, "{envelope}");
+    assert_eq!(envelope["result"]["error_code"], "OPEN_FAILED");
+}
+
+/// The same with a path of control characters under an explicit 1 KiB
+/// limit: each byte takes six in the answer (`\u0001`), 30 KB in all.
+#[test]
+fn an_error_answer_obeys_the_limit_a_path_of_control_characters_under_1_kib() {
+    let env = Env::new();
+    bounded_error(&env, "file-read", Some(1024), &"\u{1}".repeat(5000), 1024);
+}

@@ -7,7 +7,7 @@ use clap::error::ErrorKind;
 use clap::ArgMatches;
 
 use super::app::{self, ARGS, DESCRIBE, LIST, SCHEMA};
-use super::report::{echo, print, print_error, unknown_tool};
+use super::report::{echo, one_line_panics, print, print_error, unknown_tool};
 use super::{host, ExitCode, BIN_NAME};
 use crate::protocol::{self, Args, Dialect};
 use crate::tools::{self, Tool};
@@ -56,6 +56,7 @@ fn run_tool(name: &str, m: &ArgMatches) -> ExitCode {
     // a write's temporary file), before it reads its arguments. Not for the
     // host commands and the MCP server, which handle stop signals their way.
     crate::fs::signals::install();
+    one_line_panics();
     let (raw, dialect) = match m.get_one::<OsString>(ARGS) {
         Some(arg) => (Ok(arg.clone().into_vec()), Dialect::Shellclaw),
         None => (protocol::read_stdin(), Dialect::Ikigai),

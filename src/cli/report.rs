@@ -33,6 +33,34 @@ pub fn echo(message: impl Display) {
     write_line(&message.to_string());
 }
 
+/// The most of a panic's message told on stderr, in bytes: its head and
+/// tail are kept around the output limit's marker.
+const PANIC_MESSAGE_MAX: usize = 1024;
+
+/// Makes a panic in a tool run print one line on stderr,
+/// `ikigai-tools: panic at FILE:LINE: MESSAGE`, the message cut to its first
+/// and last 512 bytes. The standard hook prints the whole message and, with
+/// `RUST_BACKTRACE` set, a backtrace: a glob of 87,380 `*` once panicked in
+/// globset with a message that quoted the whole regex, 437 KB on stderr. A
+/// panic still ends the run with status 101 and no answer: a host reports a
+/// crash (`call`'s and the MCP server's `TOOL_CRASHED`), not an answer made
+/// up after the fact.
+pub fn one_line_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        let mut told = crate::limit::Bounded::new(Some(PANIC_MESSAGE_MAX));
+        told.push(message.as_bytes());
+        let told = String::from_utf8_lossy(&told.finish()).into_owned();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line()));
+        print_error(format!("panic{}: {told}", at.unwrap_or_default()));
+    }));
+}
+
 /// The message for a tool name that is not known, with the closest known
 /// name when one is close, and the known names.
 pub fn unknown_tool<'a>(name: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> String {

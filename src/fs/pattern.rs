@@ -1,4 +1,4 @@
-//! Glob patterns as glob and grep read them (CONTRACT §4): `*`, `?`, `[abc]`,
+//! Glob patterns as glob and grep read them (docs/TOOLS.md, glob): `*`, `?`, `[abc]`,
 //! `[a-z]`, `[!a]`, `**` and `{a,b}`.
 //!
 //! A pattern is compiled into a tree of path components, one tree per kind
@@ -8,27 +8,51 @@
 //! the tree and the file system together. Each component is one of:
 //! - a literal name, looked up directly (no directory listing needed);
 //! - `**`, any number of directories;
-//! - a wildcard name, matched by globset with `literal_separator` and
-//!   backslash escapes, bytewise (as C's glob(3) in the "C" locale).
+//! - a wildcard name, translated by globset with `literal_separator` and
+//!   backslash escapes, bytewise (as C's glob(3) in the "C" locale), and
+//!   compiled here within `REGEX_SIZE_LIMIT`.
+//!
+//! A pattern longer than `MAX_PATTERN_BYTES`, or one whose braces or
+//! compiled components pass their bounds, is `INVALID_PATTERN` with a
+//! message that says what is too large.
 //!
 //! The dotfile rule: a name that starts with `.` is only matched by a
 //! component that starts with `.` (after brace expansion), so `*`, `?` and
 //! `**` skip hidden files and directories while `.*` finds them.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::collections::HashMap;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::GlobBuilder;
+use regex::bytes::{Regex, RegexBuilder};
 
 use crate::error::ToolError;
 
+/// The longest pattern the tools take, glob's and grep's alike (README,
+/// docs/TOOLS.md): matching costs up to pattern × text, and no pattern a
+/// model means is this long. A glob of 87,380 `*` made globset panic.
+pub const MAX_PATTERN_BYTES: usize = 8192;
+/// What one compiled pattern (grep's regex, a glob component's) and its
+/// lazy DFA may take: beyond it the regex engine falls back to slower
+/// matching, not to more memory, and a pattern too large to compile within
+/// it is refused (a 100 KB regex took 1 GiB without it).
+pub const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 /// Brace expansion stops here: a pattern that names more alternatives than
 /// this is refused rather than walked (and memory stays bounded).
 const MAX_ALTERNATIVES: usize = 4096;
-/// The expanded patterns together may not exceed this many bytes.
-const MAX_EXPANDED_BYTES: usize = 4 * 1024 * 1024;
+/// The expanded patterns together may not exceed this many bytes: each
+/// distinct wildcard component among them is compiled and tried against
+/// entries, and the tree holds a node per component (4096 alternatives of
+/// 1,000 `*` each took 34 s and 970 MB when this was 4 MiB).
+const MAX_EXPANDED_BYTES: usize = 64 * 1024;
 /// Braces nested deeper than this are refused (the parser recurses).
 const MAX_BRACE_DEPTH: usize = 32;
+
+/// Why a pattern of `len` bytes is refused, if it is longer than
+/// `MAX_PATTERN_BYTES`: the one wording for glob's and grep's patterns.
+pub fn too_long(len: usize) -> Option<String> {
+    (len > MAX_PATTERN_BYTES)
+        .then(|| format!("pattern is {len} bytes long, at most {MAX_PATTERN_BYTES} are accepted"))
+}
 
 /// One path component of a pattern.
 #[derive(Debug)]
@@ -40,7 +64,10 @@ pub enum Component {
     /// A name with wildcards.
     Wild {
         text: String,
-        matcher: GlobMatcher,
+        /// globset's translation of the name, compiled here with a size
+        /// limit: globset's own `compile_matcher` panics on a regex that
+        /// does not compile (`expect`), which a long pattern reaches.
+        matcher: Regex,
         /// The same test without the matcher, for a name with one `*` and
         /// no other wildcard (`*`, `*.c`, `test_*`): most patterns a model
         /// writes, tried against every entry of a tree.
@@ -93,7 +120,7 @@ impl Component {
                     && name != b".."
                     && match star {
                         Some(star) => star.matches(name),
-                        None => matcher.is_match(OsStr::from_bytes(name)),
+                        None => matcher.is_match(name),
                     }
             }
         }
@@ -120,8 +147,9 @@ impl Component {
         }
     }
 
-    /// Reads one component's text (no `/`, no unescaped braces).
-    fn parse(text: &str) -> Result<Component, ToolError> {
+    /// Reads one component's text (no `/`, no unescaped braces); the
+    /// matchers of wildcard components already compiled are in `compiled`.
+    fn parse(text: &str, compiled: &mut HashMap<String, Regex>) -> Result<Component, ToolError> {
         if text == "**" {
             return Ok(Component::AnyDirs);
         }
@@ -135,7 +163,7 @@ impl Component {
                     literal.push(escaped);
                     i += 2;
                 }
-                b'*' | b'?' | b'[' => return Component::wild(text),
+                b'*' | b'?' | b'[' => return Component::wild(text, compiled),
                 b => {
                     literal.push(b);
                     i += 1;
@@ -145,19 +173,45 @@ impl Component {
         Ok(Component::Literal(literal))
     }
 
-    fn wild(text: &str) -> Result<Component, ToolError> {
-        let glob = GlobBuilder::new(text)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|_| ToolError::InvalidGlob)?;
+    fn wild(text: &str, compiled: &mut HashMap<String, Regex>) -> Result<Component, ToolError> {
+        let matcher = match compiled.get(text) {
+            Some(matcher) => matcher.clone(),
+            None => {
+                let matcher = compile(text)?;
+                compiled.insert(text.to_owned(), matcher.clone());
+                matcher
+            }
+        };
         Ok(Component::Wild {
             text: text.to_owned(),
-            matcher: glob.compile_matcher(),
+            matcher,
             star: Star::of(text),
             dotfiles: text.starts_with('.') || text.starts_with("\\."),
         })
     }
+}
+
+/// The matcher of one wildcard component: globset's translation into a
+/// regex (`literal_separator`, backslash escapes, bytewise), compiled with
+/// the options globset's own matcher has and the size limit grep's regex
+/// has. A regex that does not compile is `INVALID_PATTERN`, never a panic.
+fn compile(text: &str) -> Result<Regex, ToolError> {
+    let glob = GlobBuilder::new(text)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|_| ToolError::InvalidGlob)?;
+    RegexBuilder::new(glob.regex())
+        .dot_matches_new_line(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => ToolError::GlobTooLarge(format!(
+                "pattern compiles to more than {limit} bytes, the most accepted"
+            )),
+            _ => ToolError::InvalidGlob,
+        })
 }
 
 /// A node of a pattern tree: the component it matched, what may follow.
@@ -249,6 +303,10 @@ impl Glob {
     /// pattern); an absolute pattern ignores `path`. Every component is
     /// checked here, before anything is read.
     pub fn new(path: Option<&str>, pattern: &str) -> Result<Glob, ToolError> {
+        if let Some(why) = too_long(pattern.len()) {
+            return Err(ToolError::GlobTooLarge(why));
+        }
+        let mut compiled = HashMap::new();
         let mut relative: Option<Tree> = None;
         let mut absolute: Option<Tree> = None;
         for expanded in expand_braces(pattern)? {
@@ -262,7 +320,7 @@ impl Glob {
             let components = text
                 .split('/')
                 .filter(|c| !c.is_empty())
-                .map(Component::parse)
+                .map(|c| Component::parse(c, &mut compiled))
                 .collect::<Result<Vec<_>, _>>()?;
             // `/` alone (no component) names the root directory itself.
             let dir_only = text.ends_with('/') && !components.is_empty();
@@ -324,7 +382,9 @@ impl BraceParser<'_> {
                 }
                 b'{' => {
                     if depth >= MAX_BRACE_DEPTH {
-                        return Err(ToolError::InvalidGlob);
+                        return Err(ToolError::GlobTooLarge(format!(
+                            "braces are nested more than {MAX_BRACE_DEPTH} deep"
+                        )));
                     }
                     self.i += 1;
                     if !text.is_empty() {
@@ -376,11 +436,29 @@ impl BraceParser<'_> {
     }
 }
 
+fn too_many_alternatives() -> ToolError {
+    ToolError::GlobTooLarge(format!(
+        "its braces expand to more than {MAX_ALTERNATIVES} patterns, at most {MAX_ALTERNATIVES} \
+         are accepted"
+    ))
+}
+
+fn too_many_bytes() -> ToolError {
+    ToolError::GlobTooLarge(format!(
+        "its braces expand to more than {MAX_EXPANDED_BYTES} bytes of patterns, at most \
+         {MAX_EXPANDED_BYTES} are accepted"
+    ))
+}
+
 fn expand(pieces: &[Piece]) -> Result<Vec<Vec<u8>>, ToolError> {
     let mut results: Vec<Vec<u8>> = vec![Vec::new()];
     for piece in pieces {
         match piece {
             Piece::Text(text) => {
+                let bytes: usize = results.iter().map(|r| r.len() + text.len()).sum();
+                if bytes > MAX_EXPANDED_BYTES {
+                    return Err(too_many_bytes());
+                }
                 for r in &mut results {
                     r.extend_from_slice(text);
                 }
@@ -390,11 +468,11 @@ fn expand(pieces: &[Piece]) -> Result<Vec<Vec<u8>>, ToolError> {
                 for alternative in alternatives {
                     options.extend(expand(alternative)?);
                     if options.len() > MAX_ALTERNATIVES {
-                        return Err(ToolError::InvalidGlob);
+                        return Err(too_many_alternatives());
                     }
                 }
                 if results.len().saturating_mul(options.len()) > MAX_ALTERNATIVES {
-                    return Err(ToolError::InvalidGlob);
+                    return Err(too_many_alternatives());
                 }
                 let mut product = Vec::with_capacity(results.len() * options.len());
                 let mut bytes = 0usize;
@@ -402,7 +480,7 @@ fn expand(pieces: &[Piece]) -> Result<Vec<Vec<u8>>, ToolError> {
                     for o in &options {
                         bytes += r.len() + o.len();
                         if bytes > MAX_EXPANDED_BYTES {
-                            return Err(ToolError::InvalidGlob);
+                            return Err(too_many_bytes());
                         }
                         product.push([r.as_slice(), o.as_slice()].concat());
                     }
@@ -417,6 +495,10 @@ fn expand(pieces: &[Piece]) -> Result<Vec<Vec<u8>>, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(text: &str) -> Result<Component, ToolError> {
+        Component::parse(text, &mut HashMap::new())
+    }
 
     fn expanded(p: &str) -> Vec<String> {
         expand_braces(p).unwrap().into_iter().map(|b| String::from_utf8(b).unwrap()).collect()
@@ -448,18 +530,25 @@ mod tests {
         assert!(Glob::new(None, "[z-a]").is_err());
         assert!(Glob::new(None, "ok/[a").is_err());
         let deep = format!("{}{}", "{".repeat(100), "}".repeat(100));
-        assert_eq!(expand_braces(&deep).err(), Some(ToolError::InvalidGlob));
+        let refused = |p: &str| expand_braces(p).err().map(|e| e.to_string());
+        assert_eq!(
+            refused(&deep).as_deref(),
+            Some("Invalid glob pattern: braces are nested more than 32 deep")
+        );
         let many = "{a,b,c,d}".repeat(7);
-        assert_eq!(expand_braces(&many).err(), Some(ToolError::InvalidGlob));
+        assert_eq!(
+            refused(&many).as_deref(),
+            Some("Invalid glob pattern: its braces expand to more than 4096 patterns, at most 4096 are accepted")
+        );
     }
 
     #[test]
     fn components_are_classified() {
-        assert!(matches!(Component::parse("**"), Ok(Component::AnyDirs)));
-        assert!(matches!(Component::parse(r"a\*b"), Ok(Component::Literal(l)) if l == b"a*b"));
-        assert!(matches!(Component::parse("a*"), Ok(Component::Wild { dotfiles: false, .. })));
-        assert!(matches!(Component::parse(".*"), Ok(Component::Wild { dotfiles: true, .. })));
-        assert!(matches!(Component::parse(r"\.*"), Ok(Component::Wild { dotfiles: true, .. })));
+        assert!(matches!(parse("**"), Ok(Component::AnyDirs)));
+        assert!(matches!(parse(r"a\*b"), Ok(Component::Literal(l)) if l == b"a*b"));
+        assert!(matches!(parse("a*"), Ok(Component::Wild { dotfiles: false, .. })));
+        assert!(matches!(parse(".*"), Ok(Component::Wild { dotfiles: true, .. })));
+        assert!(matches!(parse(r"\.*"), Ok(Component::Wild { dotfiles: true, .. })));
     }
 
     #[test]
@@ -469,14 +558,14 @@ mod tests {
             b"\xff.c", b"a*c",
         ];
         for pattern in ["*", "*.c", "test_*", "a*c", "a*", "*c", "*.c*", "a?c", "[a]*", "a\\*c*"] {
-            let Ok(Component::Wild { matcher, star, .. }) = Component::parse(pattern) else {
+            let Ok(Component::Wild { matcher, star, .. }) = parse(pattern) else {
                 panic!("{pattern} is a wildcard");
             };
             assert_eq!(star.is_some(), Star::of(pattern).is_some());
             assert_eq!(star.is_some(), !pattern.contains(['?', '[', '\\']) && pattern != "*.c*");
             if let Some(star) = star {
                 for name in names {
-                    let expected = matcher.is_match(OsStr::from_bytes(name));
+                    let expected = matcher.is_match(name);
                     assert_eq!(star.matches(name), expected, "{pattern} on {name:?}");
                 }
             }
@@ -485,12 +574,12 @@ mod tests {
 
     #[test]
     fn the_dotfile_rule() {
-        let star = Component::parse("*").unwrap();
+        let star = parse("*").unwrap();
         assert!(star.matches(b"a") && !star.matches(b".a"));
-        let dot_star = Component::parse(".*").unwrap();
+        let dot_star = parse(".*").unwrap();
         assert!(dot_star.matches(b".a") && !dot_star.matches(b".") && !dot_star.matches(b".."));
         assert!(!Component::AnyDirs.matches(b".git"));
-        assert!(Component::parse(".git").unwrap().matches(b".git"));
+        assert!(parse(".git").unwrap().matches(b".git"));
     }
 
     #[test]

@@ -14,6 +14,39 @@ use crate::memory;
 /// (files in /proc say 0).
 const GROWTH: usize = 64 * 1024;
 
+/// The most read of a file that reports no size (docs/TOOLS.md, file_read
+/// and file_edit): far more than the largest text `/proc` makes
+/// (`/proc/kallsyms`, a few MB), and read in well under a second, where
+/// `/proc/self/pagemap` would go on for 256 GiB.
+pub const SIZELESS_MAX: u64 = 64 * 1024 * 1024;
+
+/// Reads all of `file` (opened from `path`) to be changed (file_edit). A
+/// file that reports no size and goes on past `SIZELESS_MAX` is
+/// `READ_FAILED` rather than read for minutes (or until memory runs out).
+pub fn read_all(file: &File, path: &str) -> Result<Vec<u8>, ToolError> {
+    let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    if size > 0 {
+        return read_up_to(file, path, u64::MAX);
+    }
+    let content = read_up_to(file, path, SIZELESS_MAX)?;
+    // Whether it goes on (a read of a whole number of 8-byte words, which
+    // `/proc/self/pagemap` insists on).
+    let mut probe = [0u8; 4096];
+    let more = content.len() as u64 == SIZELESS_MAX
+        && (&*file)
+            .read(&mut probe)
+            .map_err(|e| ToolError::from_io(&e, path, ToolError::ReadFailed))?
+            > 0;
+    if more {
+        return Err(ToolError::ReadFailed(format!(
+            "{path} (it reports no size and goes on past {} MiB, the most read of such a file; \
+             nothing was changed)",
+            SIZELESS_MAX >> 20
+        )));
+    }
+    Ok(content)
+}
+
 /// Reads `file` (opened from `path`, which errors name) to its end, or up to
 /// `max` bytes, whichever comes first.
 pub fn read_up_to(file: &File, path: &str, max: u64) -> Result<Vec<u8>, ToolError> {

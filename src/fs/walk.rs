@@ -450,6 +450,13 @@ fn cmp_keys(a: &[u8], a_slash: bool, b: &[u8], b_slash: bool) -> Ordering {
     })
 }
 
+/// The walk enters directories at most this many levels below where it
+/// starts (docs/TOOLS.md, glob). The walk recurses a directory a level: a
+/// confined walk (by descriptors, never by path) of `**` over a directory
+/// 5,000 deep overflowed the stack (SIGABRT, no answer). Unconfined, paths
+/// past PATH_MAX (4096 bytes, about 2,000 levels) could not be opened anyway.
+const MAX_DEPTH: usize = 1024;
+
 /// Room for directory entries read at once (glibc's readdir uses 32 KiB).
 const DIRENT_BUFFER: usize = 32 * 1024;
 
@@ -501,8 +508,12 @@ impl Walker<'_, '_> {
                 if outcome.ends_dir {
                     steps.push((index, Action::EmitSlash));
                 }
-                // A link back to a directory being walked is a cycle.
-                if outcome.goes_on && !target.is_some_and(|id| self.is_on_path(path, id)) {
+                // A link back to a directory being walked is a cycle; past
+                // MAX_DEPTH nothing is entered.
+                if outcome.goes_on
+                    && self.on_path.len() <= MAX_DEPTH
+                    && !target.is_some_and(|id| self.is_on_path(path, id))
+                {
                     steps.push((index, Action::Enter));
                 }
             }

@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> Outcome {
     let target = Target::for_write(path, roots.as_ref())?;
     // Held until the edited file is in place; dropping it releases the lock.
     let file = lock::for_edit(path, &target, opened)?;
-    let content = read::read_up_to(&file, path, u64::MAX)?;
+    let content = read::read_all(&file, path)?;
     let (old, new) = (old.as_bytes(), new.as_bytes());
     let mut count = memmem::find_iter(&content, old).count();
     let crlf;

@@ -1,27 +1,32 @@
-//! file_read: a file's contents, whole or a range of lines (CONTRACT §4).
+//! file_read: a file's contents, whole or a range of lines (docs/TOOLS.md).
 //!
 //! - Without `offset` and `limit`: the whole file, bytes as they are.
 //! - With either: lines streamed from `offset` (1-based, 0 counts as 1),
 //!   `limit` of them; newlines are counted in bulk with memchr and nothing
 //!   past the last line asked for is read.
-//! - The output limit (CONTRACT §5) bounds the answer, escaping counted; it
+//! - The output limit (README, "Output limit") bounds the answer, escaping
+//!   counted; it
 //!   keeps head and tail, and the marker between them says which `offset`
 //!   continues after the head. Of a large regular
 //!   file only the head and the tail are read: the middle is seeked past.
-//! - With allowed roots (CONTRACT §8) the file is opened beneath them
+//! - With allowed roots (README, "Confinement") the file is opened beneath them
 //!   (`fs::open`); a path leading out is `PERMISSION_DENIED`.
 //! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
 //!   or device SIZE_FAILED, decided before anything could block; a file of
 //!   unknown size is read non-blocking (`/proc/kmsg` is READ_FAILED at once).
 //! - A file too large for memory with the limit off is OUT_OF_MEMORY
 //!   (`Memory allocation failed`), never an abort.
+//! - A file that reports no size (`/proc`, `/sys`) is read at most
+//!   `SIZELESS_MAX` bytes, and the answer says where it stopped: some never
+//!   end in a host's time (`/proc/self/pagemap` is 256 GiB of page table
+//!   entries; an offset scan of it took 163 s).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 use crate::error::ToolError;
 use crate::fs::open::open_regular;
-use crate::fs::read;
+use crate::fs::read::{self, SIZELESS_MAX};
 use crate::json::{size, Field};
 use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
@@ -40,21 +45,35 @@ pub fn run(args: &Args) -> Outcome {
     let limit = non_negative(args, "limit")?;
     let roots = super::allowed_roots()?;
     let mut file = open_regular(path, roots.as_ref())?;
+    let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    // What may still be read: all of a file that has a size, a bounded
+    // amount of one that has none.
+    let mut readable = (size == 0).then_some(SIZELESS_MAX);
+    // What was read before the reader below starts, if the file could not
+    // be rewound.
+    let mut before: &[u8] = &[];
     let mut out = Bounded::for_answer(limit::max_output());
+    let whole;
     if offset.is_none() && limit.is_none() {
-        match read_whole(&mut file, out.budget(), path)? {
-            Whole::Fits(content) => return Ok(vec![("output", Field::Text(content))]),
+        whole = read_whole(&mut file, out.budget(), readable, path)?;
+        match &whole {
+            Whole::Fits(_) => {}
             Whole::TooLarge(read) => {
                 // Streamed through the limit from the start (which skips
                 // the middle); holding what was read meanwhile would hold
                 // the limit twice.
                 if !read.is_empty() && file.rewind().is_err() {
-                    out.push(&read);
+                    out.push(read);
+                    readable = readable.map(|r| r.saturating_sub(read.len() as u64));
+                    before = read;
                 }
             }
         }
+        if let Whole::Fits(content) = whole {
+            return Ok(vec![("output", Field::Text(content))]);
+        }
     }
-    let mut reader = BufReader::with_capacity(BUFFER_SIZE, file);
+    let mut reader = BufReader::with_capacity(BUFFER_SIZE, Capped::new(file, readable, before));
     // The line number the output starts at, for the marker.
     let first_line = offset.unwrap_or(1).max(1);
     match (offset, limit) {
@@ -72,12 +91,88 @@ pub fn run(args: &Args) -> Outcome {
     if out.out_of_memory() {
         return Err(ToolError::AllocationFailed);
     }
+    if let Some(stop) = reader.get_ref().stopped() {
+        // On a line of its own after what was read, as the omission marker
+        // stands: the tail keeps it whatever the limit cuts.
+        if out.last_byte().is_some_and(|b| b != b'\n') {
+            out.push(b"\n");
+        }
+        out.push(stop.as_bytes());
+    }
     let next_line =
         first_line.saturating_add(memchr::memchr_iter(b'\n', out.head()).count() as u64);
     let output = out.finish_parts_with(|omitted| {
         format!("[... {omitted} bytes omitted; continue with offset={next_line} ...]")
     });
     Ok(vec![("output", Field::Parts(output))])
+}
+
+/// The file being read, and how much of it may still be: a file that
+/// reports no size is read at most `SIZELESS_MAX` bytes, then ends as at
+/// end of file; whether it had more is found by one more read.
+struct Capped {
+    file: File,
+    /// `None`: no bound (the file has a size).
+    left: Option<u64>,
+    /// Bytes read through this reader, and the newlines among them
+    /// (counted only for a bounded file).
+    read: u64,
+    newlines: u64,
+    /// The file went on past the bound.
+    more: bool,
+}
+
+impl Capped {
+    /// `file`, of which `before` was read already.
+    fn new(file: File, left: Option<u64>, before: &[u8]) -> Capped {
+        let read = before.len() as u64;
+        let newlines = memchr::memchr_iter(b'\n', before).count() as u64;
+        Capped { file, left, read, newlines, more: false }
+    }
+
+    /// The line that says where a bounded read stopped, if it did.
+    fn stopped(&self) -> Option<String> {
+        let mib = SIZELESS_MAX / (1024 * 1024);
+        self.more.then(|| {
+            format!(
+                "[... stopped after {} bytes, at line {}: the file reports no size (as /proc and \
+                 /sys files do) and file_read reads at most {mib} MiB of such a file; bash can \
+                 read on from there (tail -c +{} FILE) ...]",
+                self.read,
+                self.newlines + 1,
+                self.read + 1
+            )
+        })
+    }
+}
+
+impl Read for Capped {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(left) = self.left else {
+            return self.file.read(buf);
+        };
+        if left == 0 {
+            // Past the bound: does the file go on? (What a read at the end
+            // of a file finds, nothing, needs no saying.)
+            if !buf.is_empty() && !self.more {
+                self.more = !matches!(self.file.read(buf), Ok(0));
+            }
+            return Ok(0);
+        }
+        let room = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
+        let n = self.file.read(&mut buf[..room])?;
+        self.left = Some(left - n as u64);
+        self.read += n as u64;
+        self.newlines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Capped {
+    /// Only a file with a size is seeked (past the middle the limit drops).
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file.seek(pos)
+    }
 }
 
 /// What reading a whole file within the output limit gave.
@@ -90,8 +185,14 @@ enum Whole {
 
 /// Reads the whole file straight into the buffer that becomes the answer
 /// (no copy; sized by the file's size) if it fits within `budget` (in
-/// the answer's bytes, escaping counted).
-fn read_whole(file: &mut File, budget: Option<usize>, path: &str) -> Result<Whole, ToolError> {
+/// the answer's bytes, escaping counted) and within `readable`, what may be
+/// read of a file that reports no size.
+fn read_whole(
+    file: &mut File,
+    budget: Option<usize>,
+    readable: Option<u64>,
+    path: &str,
+) -> Result<Whole, ToolError> {
     let max = budget.map_or(u64::MAX, |b| b as u64);
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
     if size > max {
@@ -99,7 +200,11 @@ fn read_whole(file: &mut File, budget: Option<usize>, path: &str) -> Result<Whol
         // answer.
         return Ok(Whole::TooLarge(Vec::new()));
     }
-    let content = read::read_up_to(file, path, max.saturating_add(1))?;
+    let most = max.min(readable.unwrap_or(u64::MAX));
+    let content = read::read_up_to(file, path, most.saturating_add(1))?;
+    if content.len() as u64 > most {
+        return Ok(Whole::TooLarge(content));
+    }
     let fits = match budget {
         None => true,
         // Six bytes a byte at most (`\u0000`): most files need no count.
@@ -119,7 +224,7 @@ fn non_negative(args: &Args, name: &str) -> Result<Option<u64>, ToolError> {
 }
 
 /// The buffered bytes, refilled when empty; empty at end of file.
-fn fill<'a>(reader: &'a mut BufReader<File>, path: &str) -> Result<&'a [u8], ToolError> {
+fn fill<'a>(reader: &'a mut BufReader<Capped>, path: &str) -> Result<&'a [u8], ToolError> {
     loop {
         match reader.fill_buf() {
             Ok(_) => return Ok(reader.buffer()),
@@ -130,13 +235,13 @@ fn fill<'a>(reader: &'a mut BufReader<File>, path: &str) -> Result<&'a [u8], Too
 }
 
 /// Skips `count` lines; false when the file ends first.
-fn skip_lines(reader: &mut BufReader<File>, count: u64, path: &str) -> Result<bool, ToolError> {
+fn skip_lines(reader: &mut BufReader<Capped>, count: u64, path: &str) -> Result<bool, ToolError> {
     each_line_run(reader, count, path, |_| true)
 }
 
 /// Copies the next `count` lines (the last one may lack its newline).
 fn copy_lines(
-    reader: &mut BufReader<File>,
+    reader: &mut BufReader<Capped>,
     count: u64,
     out: &mut Bounded,
     path: &str,
@@ -153,7 +258,7 @@ fn copy_lines(
 /// newlines counted in bulk, until it says stop; false when the file ends
 /// first.
 fn each_line_run(
-    reader: &mut BufReader<File>,
+    reader: &mut BufReader<Capped>,
     mut count: u64,
     path: &str,
     mut sink: impl FnMut(&[u8]) -> bool,
@@ -187,7 +292,11 @@ fn each_line_run(
 /// Copies everything up to end of file. The size is never trusted for
 /// where the file ends (`/proc` files say 0), only for how much of the
 /// middle can be seeked past once the output limit drops it anyway.
-fn copy_rest(reader: &mut BufReader<File>, out: &mut Bounded, path: &str) -> Result<(), ToolError> {
+fn copy_rest(
+    reader: &mut BufReader<Capped>,
+    out: &mut Bounded,
+    path: &str,
+) -> Result<(), ToolError> {
     let mut skip_decided = false;
     loop {
         let buf = fill(reader, path)?;
@@ -211,13 +320,13 @@ fn copy_rest(reader: &mut BufReader<File>, out: &mut Bounded, path: &str) -> Res
 /// Seeks past the part of the rest of the file that the output limit would
 /// drop, counting it as omitted.
 fn skip_middle(
-    reader: &mut BufReader<File>,
+    reader: &mut BufReader<Capped>,
     out: &mut Bounded,
     path: &str,
 ) -> Result<(), ToolError> {
     let seek_failed = |_| ToolError::SeekFailed(path.to_owned());
     let size =
-        reader.get_ref().metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+        reader.get_ref().file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
     let pos = reader.stream_position().map_err(seek_failed)?;
     let skip = out.skippable(size.saturating_sub(pos));
     if skip >= MIN_SKIP {
@@ -225,4 +334,34 @@ fn skip_middle(
         out.skip(skip);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bounded reader of a file of `len` bytes that may read `left`.
+    fn capped(len: usize, left: u64) -> (Vec<u8>, Capped) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "ab\n".repeat(len / 3)).unwrap();
+        let mut reader = Capped::new(File::open(&path).unwrap(), Some(left), b"x\n");
+        let mut read = Vec::new();
+        reader.read_to_end(&mut read).unwrap();
+        (read, reader)
+    }
+
+    #[test]
+    fn a_bounded_read_stops_at_the_bound_and_says_so_only_if_there_was_more() {
+        let (read, reader) = capped(30, 10);
+        assert_eq!(read, b"ab\nab\nab\na");
+        // Two bytes and a newline were read before it started.
+        assert_eq!((reader.read, reader.newlines, reader.more), (12, 4, true));
+        let told = reader.stopped().unwrap();
+        assert!(told.starts_with("[... stopped after 12 bytes, at line 5: "), "{told}");
+        assert!(told.ends_with("(tail -c +13 FILE) ...]"), "{told}");
+        let (read, reader) = capped(30, 30);
+        assert_eq!(read.len(), 30);
+        assert_eq!(reader.stopped(), None, "the file ended at the bound");
+    }
 }

@@ -36,7 +36,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 
 use crate::confine::{open_entry, Roots};
 use crate::error::ToolError;
-use crate::fs::pattern::Glob;
+use crate::fs::pattern::{too_long, Glob, REGEX_SIZE_LIMIT};
 use crate::fs::walk::{walk, walk_confined, Found};
 use crate::json::Field;
 use crate::limit::{self, Bounded};
@@ -47,14 +47,6 @@ use crate::tools::allowed_roots;
 const MAX_THREADS: usize = 8;
 /// The longest line held in memory to be searched.
 const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
-/// What the compiled regex and its lazy DFA may take: beyond it the regex
-/// engine falls back to slower matching, not to more memory (a 100 KB
-/// pattern took 1 GiB without it).
-const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
-/// The longest pattern accepted. Matching costs up to pattern × text, so a
-/// 100 KB pattern over a 100 KB line took half a minute (ripgrep: more than
-/// a minute); no search a model means needs a pattern this long.
-const MAX_PATTERN_BYTES: usize = 8192;
 
 pub fn run(args: &Args) -> Outcome {
     let pattern = args.required_str("pattern")?;
@@ -256,11 +248,10 @@ fn named_file(file: &str, filter: Option<&str>) -> Result<Vec<Item>, ToolError> 
 /// (`$` also before `\r\n`), never a match across lines.
 fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
     let invalid = |e: &dyn std::fmt::Display| ToolError::InvalidRegex(one_line(&e.to_string()));
-    if pattern.len() > MAX_PATTERN_BYTES {
-        return Err(ToolError::InvalidRegex(format!(
-            "pattern is {} bytes long, at most {MAX_PATTERN_BYTES} are accepted",
-            pattern.len()
-        )));
+    // The bound glob's patterns have too (`fs::pattern`): a 100 KB regex
+    // over a 100 KB line took half a minute (ripgrep: more than a minute).
+    if let Some(why) = too_long(pattern.len()) {
+        return Err(ToolError::InvalidRegex(why));
     }
     // grep-regex wraps the pattern in `(?:…)` before parsing, which would
     // show up in its messages; parse it as given first, with the same flags.
