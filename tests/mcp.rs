@@ -343,7 +343,7 @@ fn mcp_sigterm_to_the_server_ends_running_calls() {
     assert_gone_soon(&pids);
 }
 
-// --- roots (CONTRACT §7 last point, §8) ----------------------------------
+// --- roots (README, "Confining a session") ------------------------------
 
 /// A bash call writing `inside/f` and `outside/f`; what each file holds after.
 pub(crate) fn write_both(session: &mut Session, id: i64, inside: &Path, outside: &Path) -> Value {

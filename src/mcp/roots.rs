@@ -1,4 +1,4 @@
-//! The allowed roots of an MCP session (CONTRACT §7 last point, §8).
+//! The allowed roots of an MCP session (README, "Confining a session").
 //!
 //! They come from `mcp --root DIR` (or, without it, the server's own
 //! `IKIGAI_TOOLS_ROOTS`), and are replaced by the client's `roots` where it
