@@ -196,3 +196,48 @@ fn break1_mcp_root_under_the_temporary_directory_moved_by_the_command_gains_noth
     mcp_tries(&mut session, &proj);
     f.assert_outside_untouched();
 }
+
+#[test]
+fn root_descriptors_that_cannot_be_used_refuse_the_call() {
+    let f = Fixture::new();
+    let a = f.env.path("a");
+    let secret = f.outside.join("secret.txt");
+    for (fds, names) in
+        [("99", a.clone()), ("x", a.clone()), ("1", a.clone()), ("99:98", a.clone())]
+    {
+        let ran = f
+            .env
+            .cmd("file_read")
+            .env("IKIGAI_TOOLS_ROOTS", &names)
+            .env("IKIGAI_TOOLS_ROOT_FDS", fds)
+            .stdin(json!({ "file_path": secret }).to_string())
+            .run();
+        let answer = ran.json();
+        assert_no_secret(&answer);
+        assert_eq!(answer["error_code"], "PERMISSION_DENIED", "{fds}: {answer}");
+        let error = answer["error"].as_str().unwrap_or_default();
+        assert!(
+            error
+                .starts_with("Permission denied: the roots passed as descriptors cannot be used ("),
+            "{fds}: {error}"
+        );
+    }
+}
+
+#[test]
+fn mcp_a_command_sees_neither_the_root_descriptors_nor_their_variable() {
+    let f = Fixture::new();
+    let a = f.env.path("a");
+    let mut session =
+        Session::initialized_with(&f.env, &["--root".as_ref(), a.as_os_str()], json!({}));
+    let command = "echo \"fds=${IKIGAI_TOOLS_ROOT_FDS-unset}\"; \
+                   for fd in /proc/$$/fd/*; do readlink \"$fd\"; done";
+    let answer = session.call(2, "bash", json!({ "command": command }));
+    let output = answer["result"]["structuredContent"]["output"].as_str().unwrap_or_default();
+    assert!(output.starts_with("fds=unset\n"), "{answer}");
+    let root = a.canonicalize().expect("canonical root");
+    assert!(
+        !output.lines().skip(1).any(|target| Path::new(target) == root),
+        "the command holds a descriptor of the root: {output}"
+    );
+}
