@@ -251,6 +251,8 @@ impl Roots {
             let fds = std::env::var_os(ROOT_FDS_VAR)?;
             // So that nothing this process runs (bash's command) inherits
             // it; the descriptors themselves are close-on-exec from here.
+            // The tools (and the MCP server, before its runtime starts) ask
+            // for their roots at start, before any thread of theirs runs.
             std::env::remove_var(ROOT_FDS_VAR);
             let names = std::env::var_os(ROOTS_VAR).unwrap_or_default();
             Some(take_inherited(&fds, &names))
