@@ -18,10 +18,10 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 /// Long enough for any answer on a loaded machine; a hang fails, it does not stall.
-const PATIENCE: Duration = Duration::from_secs(10);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
 /// One server, spoken to line by line.
-struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -35,7 +35,7 @@ impl Session {
     /// A server started as `ikigai-tools mcp ARGS…`. Its `TMPDIR` is `tmp/`
     /// beside `work/`: confined bash may write to the temporary directory,
     /// and the system's `/tmp` holds the fixtures that must be outside.
-    fn start_with(env: &Env, args: &[&std::ffi::OsStr]) -> Session {
+    pub(crate) fn start_with(env: &Env, args: &[&std::ffi::OsStr]) -> Session {
         let tmp = env.mkdir("../tmp");
         let mut child = Command::new(env.link("ikigai-tools"))
             .arg("mcp")
@@ -68,7 +68,11 @@ impl Session {
 
     /// `initialized`, the server started with `args`, the client declaring
     /// `capabilities`.
-    fn initialized_with(env: &Env, args: &[&std::ffi::OsStr], capabilities: Value) -> Session {
+    pub(crate) fn initialized_with(
+        env: &Env,
+        args: &[&std::ffi::OsStr],
+        capabilities: Value,
+    ) -> Session {
         let mut session = Session::start_with(env, args);
         let mut params = initialize_params("2025-06-18");
         params["capabilities"] = capabilities;
@@ -80,30 +84,35 @@ impl Session {
         session
     }
 
-    fn send_line(&mut self, line: &str) {
+    pub(crate) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin still open");
         writeln!(stdin, "{line}").expect("write to the server");
         stdin.flush().expect("flush");
     }
 
-    fn send(&mut self, id: i64, method: &str, params: Value) {
+    pub(crate) fn send(&mut self, id: i64, method: &str, params: Value) {
         self.send_line(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
         );
     }
 
     /// The next message, parsed; `None` if none comes within `wait`.
-    fn next(&self, wait: Duration) -> Option<Value> {
+    pub(crate) fn next(&self, wait: Duration) -> Option<Value> {
         let line = self.lines.recv_timeout(wait).ok()?;
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
     }
 
     /// Reads messages until the response with `id`; returns it and what came before.
-    fn response(&self, id: i64) -> (Value, Vec<Value>) {
+    pub(crate) fn response(&self, id: i64) -> (Value, Vec<Value>) {
+        self.response_within(id, PATIENCE)
+    }
+
+    /// `response`, waiting at most `wait` for each message.
+    pub(crate) fn response_within(&self, id: i64, wait: Duration) -> (Value, Vec<Value>) {
         let mut before = Vec::new();
         loop {
             let message =
-                self.next(PATIENCE).unwrap_or_else(|| panic!("no response {id}; saw {before:?}"));
+                self.next(wait).unwrap_or_else(|| panic!("no response {id}; saw {before:?}"));
             if message["id"] == id && message.get("method").is_none() {
                 return (message, before);
             }
@@ -111,12 +120,12 @@ impl Session {
         }
     }
 
-    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(id, method, params);
         self.response(id).0
     }
 
-    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
         self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
     }
 
@@ -334,10 +343,10 @@ fn mcp_sigterm_to_the_server_ends_running_calls() {
     assert_gone_soon(&pids);
 }
 
-// --- roots (CONTRACT §7 last point, §8) ----------------------------------
+// --- roots (README, "Confining a session") ------------------------------
 
 /// A bash call writing `inside/f` and `outside/f`; what each file holds after.
-fn write_both(session: &mut Session, id: i64, inside: &Path, outside: &Path) -> Value {
+pub(crate) fn write_both(session: &mut Session, id: i64, inside: &Path, outside: &Path) -> Value {
     let (i, o) = (inside.join("f"), outside.join("f"));
     let command = format!("echo in > '{}'; echo out > '{}'; true", i.display(), o.display());
     let answer = session.call(id, "bash", json!({"command": command}));
@@ -345,7 +354,7 @@ fn write_both(session: &mut Session, id: i64, inside: &Path, outside: &Path) -> 
     answer
 }
 
-fn exists(path: &Path) -> bool {
+pub(crate) fn exists(path: &Path) -> bool {
     path.symlink_metadata().is_ok()
 }
 
@@ -412,7 +421,7 @@ fn mcp_a_root_holding_a_colon_is_a_usage_error_at_start() {
 
 /// Reads the server's next message, which must be a `roots/list` request,
 /// and answers it with `uris`.
-fn answer_roots_list(session: &mut Session, uris: &[String]) {
+pub(crate) fn answer_roots_list(session: &mut Session, uris: &[String]) {
     let question = session.next(PATIENCE).expect("the server asks roots/list");
     assert_eq!(question["method"], "roots/list", "{question}");
     let roots: Vec<Value> = uris.iter().map(|uri| json!({"uri": uri})).collect();
@@ -420,7 +429,7 @@ fn answer_roots_list(session: &mut Session, uris: &[String]) {
     session.send_line(&answer.to_string());
 }
 
-fn file_uri(path: &Path) -> String {
+pub(crate) fn file_uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
@@ -445,17 +454,161 @@ fn mcp_client_roots_replace_the_command_line_ones_and_follow_list_changed() {
     assert!(exists(&b.join("f")), "the new root is writable");
     assert!(!exists(&a.join("f")), "the old root is no longer writable");
 
-    // An empty list confines to nothing: every call is refused.
+    // An empty list names no roots: the --root one stays in force.
     session.send_line(
         &json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).to_string(),
     );
     answer_roots_list(&mut session, &[]);
-    let answer = session.call(4, "file_read", json!({"file_path": "anything"}));
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
-    assert_eq!(answer["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED");
-    assert_eq!(
-        answer["result"]["content"][0]["text"],
-        "PERMISSION_DENIED: Permission denied: the MCP client's list of roots is empty, so this \
-         session is confined to nothing; add a root in the client"
+    std::fs::remove_file(b.join("f")).expect("remove b/f");
+    write_both(&mut session, 4, &b, &a);
+    assert!(exists(&b.join("f")), "the --root directory is writable after an empty list");
+    assert!(!exists(&a.join("f")), "the client's former root is no longer writable");
+}
+
+fn list_changed(session: &mut Session) {
+    session.send_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).to_string(),
     );
+}
+
+/// The server's next message, which must be a `roots/list` request: its id.
+fn roots_question(session: &Session) -> Value {
+    let question = session.next(PATIENCE).expect("the server asks roots/list");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    question["id"].clone()
+}
+
+/// `outside/secret.txt` beside `work/`, out of every root of these tests.
+fn outside_secret(env: &Env) -> std::path::PathBuf {
+    let outside = env.mkdir("../outside");
+    let secret = outside.join("secret.txt");
+    std::fs::write(&secret, SECRET).expect("write the secret");
+    secret
+}
+
+const SECRET: &str = "SECRET outside every root";
+
+/// Asserts that a call was refused with `PERMISSION_DENIED` whose text
+/// holds `says`, and never showed the secret.
+fn assert_refused(answer: &Value, says: &str) {
+    assert!(!answer.to_string().contains(SECRET), "the secret leaked: {answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED",
+        "{answer}"
+    );
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains(says), "{text:?} does not say {says:?}");
+}
+
+/// A file_read of the secret and a bash write beside it, both refused.
+fn assert_nothing_outside(session: &mut Session, id: i64, secret: &Path, says: &str) {
+    let read = session.call(id, "file_read", json!({"file_path": secret}));
+    assert_refused(&read, says);
+    let escaped = secret.with_file_name("escaped");
+    let command = format!("echo out > '{}'", escaped.display());
+    let wrote = session.call(id + 1, "bash", json!({"command": command}));
+    assert!(!exists(&escaped), "bash wrote outside the roots: {wrote}");
+}
+
+#[test]
+fn break3_a_roots_list_error_refuses_calls_never_falls_back() {
+    let env = Env::new();
+    let (a, cli) = (env.mkdir("a"), env.mkdir("cli"));
+    let secret = outside_secret(&env);
+    std::fs::write(cli.join("secret.txt"), SECRET).expect("write");
+    let offers_roots = json!({"roots": {"listChanged": true}});
+    // Without --root (the fallback was no confinement at all), and with one
+    // (the fallback was the --root directory, wider than the client's).
+    for args in [vec![], vec!["--root".as_ref(), cli.as_os_str()]] {
+        let mut session = Session::initialized_with(&env, &args, offers_roots.clone());
+        answer_roots_list(&mut session, &[file_uri(&a)]);
+        list_changed(&mut session);
+        let id = roots_question(&session);
+        let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "no"}});
+        session.send_line(&error.to_string());
+        let says = "the MCP client answered roots/list with an error";
+        assert_nothing_outside(&mut session, 2, &secret, says);
+        let read = session.call(4, "file_read", json!({"file_path": cli.join("secret.txt")}));
+        assert_refused(&read, says);
+        // A later answer confines again.
+        list_changed(&mut session);
+        answer_roots_list(&mut session, &[file_uri(&a)]);
+        std::fs::write(a.join("in.txt"), "inside").expect("write");
+        let read = session.call(5, "file_read", json!({"file_path": a.join("in.txt")}));
+        assert_eq!(read["result"]["isError"], false, "{read}");
+        assert_nothing_outside(&mut session, 6, &secret, "outside the allowed roots");
+    }
+}
+
+#[test]
+fn break3_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
+    let env = Env::new();
+    let a = env.mkdir("a");
+    let secret = outside_secret(&env);
+    let offers_roots = json!({"roots": {"listChanged": true}});
+    let mut session = Session::initialized_with(&env, &[], offers_roots);
+    answer_roots_list(&mut session, &[file_uri(&a)]);
+    list_changed(&mut session);
+    let id = roots_question(&session);
+    // Not answered: the call waits the 10 s, then is refused.
+    session.send(2, "tools/call", json!({"name": "file_read", "arguments": {"file_path": secret}}));
+    let (read, _) = session.response_within(2, PATIENCE * 2);
+    assert_refused(&read, "the MCP client did not answer roots/list within 10 s");
+    let escaped = secret.with_file_name("escaped");
+    let command = format!("echo out > '{}'", escaped.display());
+    session.call(3, "bash", json!({"command": command}));
+    assert!(!exists(&escaped), "bash wrote outside while roots/list was unanswered");
+    // The late answer is taken.
+    let roots = json!({"roots": [{"uri": file_uri(&a)}]});
+    session.send_line(&json!({"jsonrpc": "2.0", "id": id, "result": roots}).to_string());
+    let write = session.call(4, "file_write", json!({"file_path": a.join("late"), "content": "x"}));
+    assert_eq!(write["result"]["isError"], false, "{write}");
+    assert_nothing_outside(&mut session, 5, &secret, "outside the allowed roots");
+}
+
+#[test]
+fn break3_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
+    let env = Env::new();
+    let secret = outside_secret(&env);
+    let offers_roots = json!({"roots": {"listChanged": true}});
+    let mut session = Session::initialized_with(&env, &[], offers_roots);
+    answer_roots_list(&mut session, &[]);
+    assert_nothing_outside(&mut session, 2, &secret, "ikigai-tools mcp --root DIR");
+}
+
+#[test]
+fn break6_a_stateless_meta_call_inside_a_session_is_confined_by_the_session_roots() {
+    let env = Env::new();
+    let a = env.mkdir("a");
+    let secret = outside_secret(&env);
+    let offers_roots = json!({"roots": {"listChanged": true}});
+    let mut session = Session::initialized_with(&env, &[], offers_roots);
+    answer_roots_list(&mut session, &[file_uri(&a)]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let escaped = secret.with_file_name("escaped");
+    let command = format!("echo out > '{}'", escaped.display());
+    // The revision in `_meta` with no roots capability (the command line's
+    // roots: none), and with the roots "answered" in the request itself.
+    let wide = json!({"roots": {"roots": [{"uri": "file:///"}]}});
+    let mut with_roots = meta.clone();
+    with_roots["io.modelcontextprotocol/clientCapabilities"] = json!({"roots": {}});
+    for (i, (meta, responses)) in [(meta, Value::Null), (with_roots, wide)].into_iter().enumerate()
+    {
+        let id = 2 + 2 * i as i64;
+        let mut params =
+            json!({"name": "file_read", "arguments": {"file_path": secret}, "_meta": meta});
+        if !responses.is_null() {
+            params["inputResponses"] = responses.clone();
+        }
+        let read = session.request(id, "tools/call", params.clone());
+        assert_refused(&read, "outside the allowed roots");
+        params["name"] = json!("bash");
+        params["arguments"] = json!({"command": command});
+        session.request(id + 1, "tools/call", params);
+        assert!(!exists(&escaped), "bash wrote outside the session's roots");
+    }
 }

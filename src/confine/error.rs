@@ -15,6 +15,14 @@ pub enum ConfineError {
     BadRoot { root: String, reason: String },
     /// `IKIGAI_TOOLS_ROOTS` is set but names no root at all.
     NoRoots,
+    /// A root whose name was resolved through a place a confined command
+    /// may write (another root, the sandbox's temporary directory), and
+    /// that does not end beneath a root that was not: what it names could
+    /// be changed by a command (README, "Confinement: allowed roots").
+    ReachedThrough { root: String, through: String },
+    /// `IKIGAI_TOOLS_ROOT_FDS` (the roots an MCP server passes a call as
+    /// descriptors) cannot be used; the text says why.
+    BadRootFds(String),
     /// The kernel lacks what confinement needs; the text names it.
     Unsupported(String),
     /// An ordinary error inside the roots (ENOENT, EACCES, EISDIR …): the
@@ -32,6 +40,15 @@ impl ConfineError {
             ConfineError::BadRoot { root, reason } => {
                 format!("allowed root {root} cannot be used: {reason}")
             }
+            ConfineError::ReachedThrough { root, through } => format!(
+                "allowed root {root} is reached through {through}, where a confined command \
+                 could put a link in its way; refusing to run (give the root by a path that \
+                 does not pass through another root, or drop one of them)"
+            ),
+            ConfineError::BadRootFds(why) => format!(
+                "the roots passed as descriptors cannot be used ({why}); refusing to run \
+                 unconfined"
+            ),
             ConfineError::NoRoots => {
                 "IKIGAI_TOOLS_ROOTS is set but names no directory; refusing to run unconfined"
                     .to_owned()

@@ -1,7 +1,8 @@
-//! Confinement (CONTRACT §8): allowed roots the tools cannot leave.
+//! Confinement (README, "Confinement: allowed roots"): allowed roots the tools cannot leave.
 //!
 //! - `roots`: the allowed roots (`IKIGAI_TOOLS_ROOTS`, `mcp --root`), each
-//!   held as a descriptor opened once at start;
+//!   held as a descriptor opened once at start, or passed as one by the MCP
+//!   server;
 //! - `beneath`: opening what the model names beneath a root with
 //!   `openat2(RESOLVE_BENEATH)`, for reading, writing and walking;
 //! - `landlock`: the Landlock ruleset bash runs under (writes only beneath
@@ -21,4 +22,4 @@ pub mod temp;
 pub use beneath::{open_entry, openat_beneath, ConfinedDir, Parent};
 pub use error::ConfineError;
 pub use landlock::{network_allowed, Sandbox, NETWORK_VAR};
-pub use roots::{Root, Roots, ROOTS_VAR};
+pub use roots::{Root, Roots, ROOTS_VAR, ROOT_FDS_VAR};

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::roots::Allowed;
-use crate::confine::ROOTS_VAR;
+use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
 use crate::tools::Tool;
 
@@ -130,7 +130,8 @@ impl Calls {
 
 /// Starts `tool` as a child of this binary, in a process group of its own,
 /// with piped stdin and stdout and the server's stderr, confined to `roots`
-/// when there are any (the tools read them from their environment).
+/// when there are any (the tools take them from their environment and the
+/// descriptors it names).
 ///
 /// No `pre_exec` (a parent-death signal would need one): it turns std's
 /// posix_spawn (vfork) into fork + exec, which cost about 0.3 ms more CPU
@@ -147,10 +148,21 @@ fn spawn_in_own_group(tool: &Tool, roots: Option<&Allowed>) -> io::Result<Child>
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .process_group(0);
-    if let Some(roots) = roots {
-        command.env(ROOTS_VAR, roots.env_value());
+    // The roots travel as the session's descriptors, inherited (their
+    // close-on-exec flag cleared only for this spawn), so that a command
+    // that renames a root and puts a link in its place changes nothing for
+    // later calls (README, "Confining a session").
+    match roots {
+        Some(roots) => {
+            command.env(ROOTS_VAR, roots.env_value()).env(ROOT_FDS_VAR, roots.fds_value());
+            let _inheriting = roots.inherited()?;
+            command.spawn()
+        }
+        None => {
+            command.env_remove(ROOT_FDS_VAR);
+            command.spawn()
+        }
     }
-    command.spawn()
 }
 
 /// Stops the process group `pgid` led by a child of ours, as every group is

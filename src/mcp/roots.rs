@@ -1,4 +1,4 @@
-//! The allowed roots of an MCP session (CONTRACT §7 last point, §8).
+//! The allowed roots of an MCP session (README, "Confining a session").
 //!
 //! They come from `mcp --root DIR` (or, without it, the server's own
 //! `IKIGAI_TOOLS_ROOTS`), and are replaced by the client's `roots` where it
@@ -9,16 +9,25 @@
 //! asked for. On the stateless revision (no session, no server-to-client
 //! requests) the roots are asked per call with an `input_required` result.
 //!
-//! Each call's child gets them as `IKIGAI_TOOLS_ROOTS` (the tools confine
-//! themselves from it), as the directories' real paths.
+//! The session opens its roots once, by name (`Roots::from_paths`, which
+//! refuses a root reached through another one), and holds them as
+//! descriptors; each call's child inherits those descriptors
+//! (`IKIGAI_TOOLS_ROOT_FDS`, the names in `IKIGAI_TOOLS_ROOTS`), so that
+//! nothing a command does inside the roots changes what a later call's
+//! roots are (README, "Confining a session").
 //!
-//! An empty list from the client fails closed: every call is refused with
-//! `PERMISSION_DENIED` until the client names a root. A client that cannot
-//! answer `roots/list` leaves the command-line roots in force.
+//! Every path fails closed (README, "Confining a session"): an empty list
+//! from the client names no roots, so the `--root` ones stay in force, and
+//! without them every call is refused with a message saying to pass
+//! `--root`; a list with no usable root refuses every call; a `roots/list`
+//! answered with an error, or not within [`ANSWER_WAIT`], refuses every call
+//! until an answer arrives (a late answer to the same question counts),
+//! never falling back to older or wider roots.
 
 #![allow(deprecated)] // Roots are deprecated by SEP-2577 but still what hosts send.
 
 use std::ffi::OsString;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,42 +45,91 @@ use crate::confine::Roots;
 /// long the server waits for that answer before it gives up on it.
 pub const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
-/// Directories the tools of a call are confined to, as the child's
-/// `IKIGAI_TOOLS_ROOTS` carries them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Directories the tools of a call are confined to, held open by the
+/// session and passed to each call's child as descriptors.
+#[derive(Debug, Clone)]
 pub struct Allowed {
-    /// The real paths, colon-separated.
-    list: OsString,
+    roots: Arc<Roots>,
+    /// `IKIGAI_TOOLS_ROOTS` for a call: the names given, colon-separated.
+    names: OsString,
+    /// `IKIGAI_TOOLS_ROOT_FDS` for a call: the descriptors, in that order.
+    fds: OsString,
 }
 
+impl PartialEq for Allowed {
+    fn eq(&self, other: &Allowed) -> bool {
+        Arc::ptr_eq(&self.roots, &other.roots)
+    }
+}
+
+impl Eq for Allowed {}
+
 impl Allowed {
-    /// Opens every path as a root (it must be an existing directory) and
-    /// keeps their real paths. A path holding `:` cannot travel in the
-    /// colon-separated variable, and is refused.
+    /// Opens every path as a root (it must be an existing directory, not
+    /// reached through another root). A name holding `:` cannot travel in
+    /// the colon-separated variable, and is refused.
     pub fn from_paths(paths: &[PathBuf]) -> Result<Allowed, String> {
-        let roots = Roots::from_paths(paths).map_err(|e| e.message())?;
-        let mut list = Vec::new();
+        Roots::from_paths(paths).map_err(|e| e.message()).and_then(Allowed::from_roots)
+    }
+
+    /// The roots as a call's child receives them.
+    pub fn from_roots(roots: Roots) -> Result<Allowed, String> {
+        let (mut names, mut fds) = (Vec::new(), Vec::new());
         for root in roots.roots() {
-            let path = root.path().as_os_str().as_bytes();
-            if path.contains(&b':') {
+            let name = root.given().as_os_str().as_bytes();
+            if name.contains(&b':') {
                 return Err(format!(
                     "allowed root {} holds a ':', which {} cannot carry; use a link to it \
                      without one",
-                    root.path().display(),
+                    root.given().display(),
                     crate::confine::ROOTS_VAR
                 ));
             }
-            if !list.is_empty() {
-                list.push(b':');
+            if !names.is_empty() {
+                names.push(b':');
+                fds.push(b':');
             }
-            list.extend_from_slice(path);
+            names.extend_from_slice(name);
+            fds.extend_from_slice(root.fd().as_raw_fd().to_string().as_bytes());
         }
-        Ok(Allowed { list: OsString::from_vec(list) })
+        Ok(Allowed {
+            roots: Arc::new(roots),
+            names: OsString::from_vec(names),
+            fds: OsString::from_vec(fds),
+        })
     }
 
     /// The value of `IKIGAI_TOOLS_ROOTS` for a call.
     pub fn env_value(&self) -> &std::ffi::OsStr {
-        &self.list
+        &self.names
+    }
+
+    /// The value of `IKIGAI_TOOLS_ROOT_FDS` for a call.
+    pub fn fds_value(&self) -> &std::ffi::OsStr {
+        &self.fds
+    }
+
+    /// Lets the next child spawned inherit the roots' descriptors, until
+    /// the guard is dropped (they are close-on-exec again then). The
+    /// server spawns from one thread, so no other call's child sees them.
+    pub fn inherited(&self) -> std::io::Result<Inheriting<'_>> {
+        let guard = Inheriting(&self.roots);
+        for root in self.roots.roots() {
+            rustix::io::fcntl_setfd(root.fd(), rustix::io::FdFlags::empty())?;
+        }
+        Ok(guard)
+    }
+}
+
+/// While it lives, the roots' descriptors are inherited across exec.
+pub struct Inheriting<'r>(&'r Roots);
+
+impl Drop for Inheriting<'_> {
+    fn drop(&mut self) {
+        for root in self.0.roots() {
+            // Cannot fail on a descriptor held open; nothing to do if it did.
+            let _ = rustix::io::fcntl_setfd(root.fd(), rustix::io::FdFlags::CLOEXEC);
+        }
     }
 }
 
@@ -92,19 +150,11 @@ pub fn from_command_line(paths: &[PathBuf]) -> Result<Confinement, String> {
     if !paths.is_empty() {
         return Allowed::from_paths(paths).map(Confinement::Roots);
     }
-    let Some(list) = std::env::var_os(crate::confine::ROOTS_VAR) else {
-        return Ok(Confinement::Unconfined);
-    };
-    let paths: Vec<PathBuf> = list
-        .as_bytes()
-        .split(|&b| b == b':')
-        .filter(|entry| !entry.is_empty())
-        .map(|entry| PathBuf::from(OsString::from_vec(entry.to_vec())))
-        .collect();
-    if paths.is_empty() {
-        return Err(crate::confine::ConfineError::NoRoots.message());
+    match Roots::from_env() {
+        Ok(None) => Ok(Confinement::Unconfined),
+        Ok(Some(roots)) => Allowed::from_roots(roots).map(Confinement::Roots),
+        Err(e) => Err(e.message()),
     }
-    Allowed::from_paths(&paths).map(Confinement::Roots)
 }
 
 /// Whether the client offers `roots`.
@@ -145,67 +195,100 @@ impl SessionRoots {
     }
 
     /// Asks the client for its roots (again); calls wait for the answer.
+    /// An error answer, or none within [`ANSWER_WAIT`], refuses every call
+    /// until an answer arrives: never the roots in force before, which the
+    /// client may just have taken back, nor the command line's, which may
+    /// be wider (or none).
     pub fn ask(&self, peer: &Peer<RoleServer>) {
         let question = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
         self.current.send_replace(None);
         let (peer, this) = (peer.clone(), self.clone());
         tokio::spawn(async move {
-            let answer = tokio::time::timeout(ANSWER_WAIT, peer.list_roots()).await;
-            let confinement = match answer {
-                Ok(Ok(result)) => from_client(&result),
-                Ok(Err(e)) => this.fall_back(&format!("roots/list failed: {e}")),
-                Err(_) => this.fall_back(&format!(
-                    "roots/list was not answered within {} s",
-                    ANSWER_WAIT.as_secs()
-                )),
-            };
-            this.current.send_if_modified(|current| {
-                let newest = this.asked.load(Ordering::SeqCst) == question;
-                if newest {
-                    *current = Some(confinement);
+            let answer = peer.list_roots();
+            tokio::pin!(answer);
+            let answer = tokio::select! {
+                answer = &mut answer => answer,
+                () = tokio::time::sleep(ANSWER_WAIT) => {
+                    let why = format!("did not answer roots/list within {} s", ANSWER_WAIT.as_secs());
+                    this.publish(question, not_answered(&why));
+                    // A late answer to this question still counts.
+                    answer.await
                 }
-                newest
-            });
+            };
+            let confinement = match answer {
+                Ok(result) => from_client(&result, &this.command_line),
+                Err(e) => not_answered(&format!("answered roots/list with an error ({e})")),
+            };
+            this.publish(question, confinement);
         });
     }
 
-    fn fall_back(&self, why: &str) -> Confinement {
-        let now = match &self.command_line {
-            Confinement::Roots(_) => "the command-line roots stay in force",
-            _ => "no roots are in force",
-        };
-        eprintln!("ikigai-tools mcp: {why}; {now}");
-        self.command_line.clone()
+    /// Makes `confinement` the session's, unless a newer question was asked
+    /// since `question`.
+    fn publish(&self, question: u64, confinement: Confinement) {
+        self.current.send_if_modified(|current| {
+            let newest = self.asked.load(Ordering::SeqCst) == question;
+            if newest {
+                *current = Some(confinement);
+            }
+            newest
+        });
     }
 
     /// What the next call runs under, once any pending answer is in.
     pub async fn for_call(&self) -> Confinement {
         let mut current = self.current.subscribe();
-        // The question itself gives up after ANSWER_WAIT (and falls back):
-        // waiting a little longer sees its end.
+        // The question itself stops waiting after ANSWER_WAIT (and refuses):
+        // waiting a little longer sees that.
         let wait = ANSWER_WAIT + Duration::from_secs(1);
         let answered = tokio::time::timeout(wait, current.wait_for(Option::is_some)).await;
         match answered {
-            Ok(Ok(confinement)) => confinement.clone().unwrap_or(Confinement::Unconfined),
-            _ => Confinement::Nothing(format!(
-                "the MCP client has not answered roots/list within {} s, so no call runs",
+            Ok(Ok(confinement)) => confinement.clone().unwrap_or_else(|| {
+                Confinement::Nothing("the session's roots are not known".to_owned())
+            }),
+            _ => not_answered(&format!(
+                "did not answer roots/list within {} s",
                 ANSWER_WAIT.as_secs()
             )),
         }
     }
 }
 
+/// The refusal while the client has not answered `roots/list`.
+fn not_answered(why: &str) -> Confinement {
+    eprintln!("ikigai-tools mcp: the client {why}; every call is refused until it answers");
+    Confinement::Nothing(format!(
+        "the MCP client {why}, so no call runs until it answers: the client must answer \
+         roots/list (send notifications/roots/list_changed to be asked again)"
+    ))
+}
+
 /// The client's roots as a confinement: its `file://` roots that are
-/// usable directories; others are named on stderr and left out. None left
-/// (an empty list included) confines to nothing.
-pub fn from_client(result: &ListRootsResult) -> Confinement {
+/// usable directories; others are named on stderr and left out. An empty
+/// list names no roots: the command line's stay in force, and without any
+/// every call is refused (README, "Confining a session"). A list with none
+/// usable confines to nothing.
+pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Confinement {
+    if result.roots.is_empty() {
+        return match command_line {
+            Confinement::Roots(_) => command_line.clone(),
+            _ => {
+                eprintln!(
+                    "ikigai-tools mcp: the MCP client's list of roots is empty and no --root \
+                     was given; every call is refused"
+                );
+                Confinement::Nothing(
+                    "the MCP client's list of roots is empty and the server was started \
+                     without --root, so no call runs; start it as `ikigai-tools mcp --root \
+                     DIR`, or add a root in the client"
+                        .to_owned(),
+                )
+            }
+        };
+    }
     let paths: Vec<PathBuf> = result.roots.iter().filter_map(usable).collect();
     if paths.is_empty() {
-        let why = if result.roots.is_empty() {
-            "the MCP client's list of roots is empty".to_owned()
-        } else {
-            "none of the MCP client's roots is a usable local directory".to_owned()
-        };
+        let why = "none of the MCP client's roots is a usable local directory";
         eprintln!("ikigai-tools mcp: {why}; every call is refused until it names one");
         return Confinement::Nothing(format!(
             "{why}, so this session is confined to nothing; add a root in the client"
@@ -213,7 +296,8 @@ pub fn from_client(result: &ListRootsResult) -> Confinement {
     }
     match Allowed::from_paths(&paths) {
         Ok(allowed) => Confinement::Roots(allowed),
-        // Each one was checked alone; only a race can get here.
+        // Each one was usable alone: together one is reached through
+        // another, or a race.
         Err(e) => Confinement::Nothing(e),
     }
 }
@@ -281,22 +365,53 @@ mod tests {
     }
 
     #[test]
-    fn roots_travel_as_real_paths_joined_by_colons() {
+    fn roots_travel_as_their_names_and_descriptors_joined_by_colons() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         std::fs::create_dir(&a).unwrap();
         std::fs::create_dir(&b).unwrap();
         std::os::unix::fs::symlink(&b, dir.path().join("link")).unwrap();
         let allowed = Allowed::from_paths(&[a.clone(), dir.path().join("link")]).unwrap();
-        let expected = format!("{}:{}", real(&a).display(), real(&b).display());
+        let expected = format!("{}:{}", a.display(), dir.path().join("link").display());
         assert_eq!(allowed.env_value(), std::ffi::OsStr::new(&expected));
+        let fds: Vec<i32> =
+            allowed.fds_value().to_str().unwrap().split(':').map(|n| n.parse().unwrap()).collect();
+        assert_eq!(
+            fds,
+            allowed.roots.roots().iter().map(|r| r.fd().as_raw_fd()).collect::<Vec<_>>()
+        );
+        // Close-on-exec, but while a child is spawned.
+        let cloexec = |fd: usize| rustix::io::fcntl_getfd(allowed.roots.roots()[fd].fd()).unwrap();
+        assert_eq!(cloexec(0), rustix::io::FdFlags::CLOEXEC);
+        let inheriting = allowed.inherited().unwrap();
+        assert_eq!(cloexec(0), rustix::io::FdFlags::empty());
+        assert_eq!(cloexec(1), rustix::io::FdFlags::empty());
+        drop(inheriting);
+        assert_eq!(cloexec(1), rustix::io::FdFlags::CLOEXEC);
     }
 
     #[test]
-    fn an_empty_client_list_confines_to_nothing() {
-        let confinement = from_client(&ListRootsResult::new(vec![]));
-        assert!(matches!(confinement, Confinement::Nothing(ref why) if why.contains("empty")));
-        let remote = from_client(&ListRootsResult::new(vec![Root::new("https://x/y")]));
-        assert!(matches!(remote, Confinement::Nothing(_)));
+    fn an_empty_client_list_keeps_the_command_line_roots_and_without_them_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let command_line = Confinement::Roots(Allowed::from_paths(&[dir.path().into()]).unwrap());
+        let empty = ListRootsResult::new(vec![]);
+        assert_eq!(from_client(&empty, &command_line), command_line);
+        let confinement = from_client(&empty, &Confinement::Unconfined);
+        assert!(
+            matches!(confinement, Confinement::Nothing(ref why) if why.contains("--root")),
+            "{confinement:?}"
+        );
+        let remote = ListRootsResult::new(vec![Root::new("https://x/y")]);
+        assert!(matches!(from_client(&remote, &command_line), Confinement::Nothing(_)));
+    }
+
+    #[test]
+    fn a_client_that_does_not_answer_is_refused_saying_so() {
+        let Confinement::Nothing(why) = not_answered("did not answer roots/list within 10 s")
+        else {
+            panic!("not a refusal")
+        };
+        assert!(why.starts_with("the MCP client did not answer roots/list within 10 s, so no call"));
+        assert!(why.contains("answer roots/list"), "{why}");
     }
 }

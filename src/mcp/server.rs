@@ -133,17 +133,19 @@ impl ServerHandler for Server {
 }
 
 impl Server {
-    /// The roots this call runs under. In a session, the client's answer to
-    /// `roots/list` (asked now if the client offers roots and was not asked
-    /// yet), else the command line's. On the stateless revision, which has
-    /// no session to ask from, a client offering roots is asked with an
-    /// `input_required` result (`Err`), and the call comes back with them.
+    /// The roots this call runs under. In a session (one begun with
+    /// `initialize`), the session's: the client's answer to `roots/list`
+    /// (asked now if the client offers roots and was not asked yet), else
+    /// the command line's; a request carrying the stateless revision in its
+    /// `_meta` changes nothing there. Only without a session (the stateless
+    /// revision), a client offering roots is asked with an `input_required`
+    /// result (`Err`), and the call comes back with them.
     async fn confinement(
         &self,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<Confinement, CallToolResponse> {
-        if !stateless(context) {
+        if in_session(context) || !stateless(context) {
             if offers_roots(&context.peer) {
                 self.roots.ask_once(&context.peer);
             }
@@ -155,12 +157,19 @@ impl Server {
         let answer = request.input_responses.as_ref().and_then(|answers| answers.get(ROOTS_KEY));
         match answer {
             Some(answer) => Ok(match serde_json::from_value::<ListRootsResult>(answer.clone()) {
-                Ok(list) => roots::from_client(&list),
+                Ok(list) => roots::from_client(&list, &self.roots.command_line()),
                 Err(e) => Confinement::Nothing(format!("the client's roots cannot be read: {e}")),
             }),
             None => Err(CallToolResponse::InputRequired(ask_for_roots())),
         }
     }
+}
+
+/// Whether the request comes inside a session begun with `initialize`:
+/// rmcp keeps the client's handshake then, and never on the stateless
+/// revision.
+fn in_session(context: &RequestContext<RoleServer>) -> bool {
+    context.peer.peer_info().is_some()
 }
 
 /// The key of the roots in an `input_required` exchange.

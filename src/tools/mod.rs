@@ -107,8 +107,10 @@ pub fn names() -> String {
     TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
-/// The allowed roots the tools work beneath (CONTRACT §8), read once
-/// at start; `None` without `IKIGAI_TOOLS_ROOTS`. Roots that cannot confine
+/// The allowed roots the tools work beneath (README, "Confinement: allowed
+/// roots"), read once at start: the descriptors an MCP server passed
+/// (`IKIGAI_TOOLS_ROOT_FDS`), else the names of `IKIGAI_TOOLS_ROOTS`;
+/// `None` when neither is set. Roots that cannot confine
 /// (none named, a missing one, a kernel without openat2) refuse the call:
 /// never run unconfined.
 pub(crate) fn allowed_roots() -> Result<Option<Roots>, ToolError> {

@@ -402,7 +402,7 @@ def test_without_roots_bash_writes_anywhere(mode, confined_dirs):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_empty_roots_list_refuses_every_call(mode):
+def test_an_empty_roots_list_without_root_refuses_every_call_saying_to_pass_root(mode):
     async def go():
         async with Client(server(), mode=mode, read_timeout_seconds=30, list_roots_callback=offering()) as c:
             return await c.call_tool("bash", {"command": "echo hi"})
@@ -411,6 +411,49 @@ def test_an_empty_roots_list_refuses_every_call(mode):
     assert result.is_error is True
     assert result.structured_content["error_code"] == "PERMISSION_DENIED"
     assert "list of roots is empty" in result.structured_content["error"]
+    assert "ikigai-tools mcp --root DIR" in result.structured_content["error"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_empty_roots_list_keeps_the_root_in_force(mode, confined_dirs):
+    # MCP Inspector and the Go SDK's default client send [].
+    dirs = confined_dirs
+    params = server(env={"TMPDIR": dirs["tmp"]})
+    params.args += ["--root", dirs["root"]]
+
+    async def go():
+        async with Client(params, mode=mode, read_timeout_seconds=30, list_roots_callback=offering()) as c:
+            return await c.call_tool("bash", write_both(dirs))
+
+    result = run(go)
+    assert result.is_error is False, text_of(result)
+    assert open(f"{dirs['root']}/f").read() == "in\n"
+    assert not os.path.exists(f"{dirs['outside']}/f"), "bash wrote outside the --root directory"
+
+
+@pytest.mark.parametrize("mode", ["legacy"])
+def test_break3_a_roots_list_error_refuses_every_call(mode, confined_dirs):
+    # Issue 14, break 3: an error answer fell back to the --root roots, and
+    # without --root to no confinement at all. Legacy only: on the stateless
+    # revision the roots travel with the call, and a failing callback fails
+    # the call in the client before it reaches the server.
+    dirs = confined_dirs
+    secret = f"{dirs['outside']}/secret.txt"
+    with open(secret, "w") as f:
+        f.write("SECRET")
+
+    async def failing(context):
+        raise RuntimeError("no roots here")
+
+    async def go():
+        async with Client(server(env={"TMPDIR": dirs["tmp"]}), mode=mode, read_timeout_seconds=30, list_roots_callback=failing) as c:
+            return [await c.call_tool("file_read", {"file_path": secret}), await c.call_tool("bash", write_both(dirs))]
+
+    for result in run(go):
+        assert result.is_error is True, text_of(result)
+        assert result.structured_content["error_code"] == "PERMISSION_DENIED"
+        assert "SECRET" not in text_of(result)
+    assert not os.path.exists(f"{dirs['outside']}/f"), "bash wrote outside while roots/list failed"
 
 
 @pytest.mark.parametrize("mode", MODES)
