@@ -7,6 +7,7 @@ mod common;
 
 mod bash;
 mod confine;
+mod confine_sandbox;
 mod crash_safety;
 mod dispatch;
 mod file_edit;
