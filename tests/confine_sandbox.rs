@@ -253,6 +253,17 @@ fn break_4_a_command_run_as_root_keeps_no_capability_to_undo_the_read_only_outsi
             .run();
         ran.json()
     };
+    // mount_setattr(2), which no Landlock rule covers, clearing the
+    // read-only flag of `/` (442 on x86-64 and arm64 alike): with the
+    // capabilities the namespace's root would keep, it succeeds.
+    let v = run(&format!(
+        "perl -e '$p = \"/\"; $a = pack(\"QQQQ\", 0, 1, 0, 0); \
+         print syscall(442, -100, $p, 0, $a, 32) == 0 ? \"cleared\\n\" : \"refused: $!\\n\"'; \
+         chmod 666 {}",
+        file.display()
+    ));
+    assert!(output(&v).starts_with("refused: Operation not permitted"), "{v}");
+    assert_eq!(fs::metadata(&file).expect("stat").mode() & 0o777, 0o600, "{v}");
     assert_eq!(
         run("grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | cut -f2 | sort -u"),
         json!({"output": "0000000000000000", "exit_code": 0})
