@@ -521,3 +521,54 @@ fn a_private_temporary_directory_open_to_others_is_refused() {
     let v = s.confined("echo hi");
     assert_eq!(v["error_code"], "PERMISSION_DENIED", "{v}");
 }
+
+/// The same attack where the kernel gives no namespace: the tool run by a
+/// confined command (whose /proc is read-only, so no map can be written)
+/// falls back to Landlock and seccomp, and only the private temporary
+/// directory keeps the root in place. The outer call's root is the whole
+/// fixture, so the inner sandbox is the only wall.
+#[test]
+fn break_1_without_a_namespace_a_command_cannot_replace_a_root_under_the_temporary_directory() {
+    let s = Sandboxed::new();
+    let root = s.tmp.join("proj");
+    fs::create_dir(&root).expect("mkdir");
+    if is_root() {
+        let _ = Command::new("chown").args(["65534:65534"]).arg(&root).status();
+    }
+    let target = s.outside.join("escaped.txt");
+    let inner = |tool: &str, args: Value| {
+        format!(
+            "IKIGAI_TOOLS_ROOTS={} TMPDIR={} {} '{}' 2>/dev/null; echo",
+            root.display(),
+            s.tmp.display(),
+            s.env.link(tool).display(),
+            args
+        )
+    };
+    let script = [
+        inner("bash", json!({ "command": "readlink /proc/self/ns/user" })),
+        "readlink /proc/self/ns/user".to_owned(),
+        inner(
+            "bash",
+            json!({ "command": format!("mv {0} {0}.old && ln -s / {0} && echo moved", root.display()) }),
+        ),
+        inner(
+            "file_write",
+            json!({ "file_path": target.display().to_string(), "content": "escaped\n" }),
+        ),
+        inner("bash", json!({ "command": format!("echo escaped > {}", target.display()) })),
+    ]
+    .join("; ");
+    let base = s.env.work().parent().expect("base").to_path_buf();
+    let v = s.call("bash", &json!({ "command": script }), Some(&base));
+    let lines: Vec<&str> = output(&v).lines().collect();
+    assert_eq!(lines.len(), 5, "{v}");
+    let answer = |i: usize| -> Value { serde_json::from_str(lines[i]).expect("an inner answer") };
+    // No namespace of its own: the fallback is what is tried here.
+    assert_eq!(answer(0)["output"], lines[1], "{v}");
+    assert_ne!(answer(2)["exit_code"], 0, "{v}");
+    assert!(root.is_dir() && !root.is_symlink(), "the root was replaced: {v}");
+    assert_eq!(answer(3)["error_code"], "PERMISSION_DENIED", "{v}");
+    assert_ne!(answer(4)["exit_code"], 0, "{v}");
+    assert!(!target.exists(), "a confined call wrote outside");
+}
