@@ -164,12 +164,16 @@ impl Plan {
             Err(e) => return Err(Midway(e)),
         }
         for (path, id) in &self.writable {
-            // A mount below a root that the host made read-only stays so
-            // (the kernel refuses to clear a flag it locked): then only
-            // the bind itself is made writable.
+            // A mount the host made read-only stays so (the kernel refuses
+            // to clear a flag it locked in a less privileged namespace):
+            // then only the bind itself is made writable, and if it is that
+            // mount, it stays read-only, as it was to the command before.
             match set_attr(path, 0, MOUNT_ATTR_RDONLY, true) {
                 Ok(()) => {}
-                Err(libc::EPERM) => set_attr(path, 0, MOUNT_ATTR_RDONLY, false).map_err(Midway)?,
+                Err(libc::EPERM) => match set_attr(path, 0, MOUNT_ATTR_RDONLY, false) {
+                    Ok(()) | Err(libc::EPERM) => {}
+                    Err(e) => return Err(Midway(e)),
+                },
                 Err(e) => return Err(Midway(e)),
             }
             check_identity(path, *id).map_err(Midway)?;

@@ -92,16 +92,15 @@ impl Filter {
 mod tests {
     use super::*;
 
-    /// In a forked child: applies the filter, then `socket(domain, type,
-    /// protocol)`; the errno, or 0 when a socket was made.
-    fn socket_in_child(domain: i32, ty: i32, protocol: i32) -> i32 {
+    /// In a forked child: applies the filter, then `call`; the errno, or 0
+    /// when the call succeeded.
+    fn in_child(call: impl Fn() -> libc::c_long) -> i32 {
         let filter = Filter::no_network().unwrap();
         // SAFETY: the child makes system calls only and ends with _exit.
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
                 let code = match filter.apply_in_child() {
-                    // SAFETY: socket(2) with plain integers.
-                    Ok(()) => match unsafe { libc::socket(domain, ty, protocol) } {
+                    Ok(()) => match call() {
                         -1 => io::Error::last_os_error().raw_os_error().unwrap_or(255),
                         _ => 0,
                     },
@@ -117,6 +116,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn socket_in_child(domain: i32, ty: i32, protocol: i32) -> i32 {
+        // SAFETY: socket(2) with plain integers.
+        in_child(|| libc::c_long::from(unsafe { libc::socket(domain, ty, protocol) }))
+    }
+
+    #[test]
+    fn io_uring_cannot_be_set_up_under_the_filter() {
+        let setup = || {
+            let mut params = [0u8; 120];
+            // SAFETY: io_uring_setup with a zeroed `io_uring_params` it may
+            // write; the ring (if any) is closed with the process.
+            unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) }
+        };
+        assert_eq!(in_child(setup), libc::EACCES);
     }
 
     #[test]
