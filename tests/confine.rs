@@ -688,7 +688,7 @@ fn an_edit_whose_link_is_retargeted_while_it_waits_for_the_lock_finishes() {
     }
 }
 
-// glob and grep: the walk stays beneath the roots (CONTRACT §8).
+// glob and grep: the walk stays beneath the roots (README, "Confinement: allowed roots").
 
 /// glob's answer: the paths, one a line.
 fn paths(list: &[&str]) -> Value {

@@ -1,5 +1,5 @@
 //! bash: runs a shell command and answers `{"output":…,"exit_code":N}`
-//! (seed 000, CONTRACT §4 "bash").
+//! (docs/TOOLS.md, "bash").
 //!
 //! The tool never answers an error envelope for what the command does: a
 //! command that fails, is not found or cannot be started is an answer with
@@ -32,11 +32,11 @@ use crate::process::Guardian;
 use crate::protocol::{Args, Outcome};
 
 /// The exit code for a command that could not be run at all: the shell's
-/// own code for "command not found" (seed 000).
+/// own code for "command not found" (docs/TOOLS.md, "bash").
 const CANNOT_RUN: i64 = 127;
 
 /// The output for an empty or blank command. `sh -c ""` would succeed
-/// silently; seed 000 calls it a shell error with exit code 127, and the
+/// silently; the specification calls it a shell error with exit code 127, and the
 /// model should hear why nothing happened.
 pub const BLANK_COMMAND: &str = "empty command: nothing to run";
 
@@ -130,7 +130,7 @@ fn run_in(shell_path: &str, command: &str, confined: Option<Confined<'_>>) -> (V
     (output, exit_code(finished.status))
 }
 
-/// The exit status as seed 000 counts it: the status, 128+N for a command
+/// The exit status as docs/TOOLS.md counts it: the status, 128+N for a command
 /// killed by signal N.
 fn exit_code(status: Option<ExitStatus>) -> i64 {
     // None: the status could not be collected (nothing a normal run meets).
