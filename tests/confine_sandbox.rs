@@ -572,3 +572,42 @@ fn break_1_without_a_namespace_a_command_cannot_replace_a_root_under_the_tempora
     assert_ne!(answer(4)["exit_code"], 0, "{v}");
     assert!(!target.exists(), "a confined call wrote outside");
 }
+
+// ---------------------------------------------------------------------------
+// Found on the way: a command that can make user namespaces can use up the
+// user's count from a background process, and the next call, finding none
+// left, would run without its read-only namespace.
+
+#[test]
+fn a_confined_command_cannot_make_a_user_namespace_to_starve_the_next_call() {
+    if !has("unshare") {
+        skipped("needs unshare (util-linux)");
+        return;
+    }
+    let s = Sandboxed::new();
+    let attack = "unshare -U true && echo made";
+    for network in ["off", "on"] {
+        let ran = s
+            .env
+            .cmd("bash")
+            .env("TMPDIR", &s.tmp)
+            .env("IKIGAI_TOOLS_ROOTS", s.env.work())
+            .env("IKIGAI_TOOLS_NETWORK", network)
+            .as_nobody()
+            .stdin(json!({ "command": attack }).to_string())
+            .run();
+        let v = ran.json();
+        assert_ne!(v["exit_code"], 0, "network {network}: {v}");
+        assert!(output(&v).contains("Permission denied"), "network {network}: {v}");
+    }
+    // Threads and child processes are made as usual (clone3 answers
+    // ENOSYS, and libc falls back to clone).
+    let v =
+        s.confined("sh -c 'echo child' & wait; perl -e 'fork or exit; wait; print \"forked\\n\"'");
+    assert_eq!(v, json!({"output": "child\nforked", "exit_code": 0}));
+    if !s.kernel_allows_namespace() {
+        skipped("the kernel gives no user namespace here: the unconfined twin is not run");
+        return;
+    }
+    assert_eq!(s.unconfined(attack), json!({"output": "made", "exit_code": 0}));
+}

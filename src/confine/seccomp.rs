@@ -1,19 +1,30 @@
-//! The seccomp filter beside Landlock when the network is shut (README,
-//! "Confinement: allowed roots"): Landlock's network rules cover plain TCP
-//! only, so MPTCP (`socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)`), UDP and
-//! every other family would stay open. As Codex's Linux sandbox does, only
-//! Unix sockets may be made:
+//! The seccomp filters beside Landlock (README, "Confinement: allowed
+//! roots").
+//!
+//! With the network shut: Landlock's network rules cover plain TCP only, so
+//! MPTCP (`socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)`), UDP and every
+//! other family would stay open. As Codex's Linux sandbox does, only Unix
+//! sockets may be made:
 //!
 //! - `socket` and `socketpair` with a domain other than `AF_UNIX` fail with
 //!   EACCES;
 //! - `io_uring_setup` fails with EACCES: io_uring's `IORING_OP_SOCKET`
-//!   makes sockets without the `socket` system call;
-//! - a system call of another architecture (i386's `int 0x80`, where
-//!   `socketcall` would bypass the rule) kills the process: seccompiler's
-//!   architecture check; x32 calls (the same architecture, the number with
-//!   bit 30 set) get the same rules as their 64-bit twins.
+//!   makes sockets without the `socket` system call.
 //!
-//! The filter is compiled in the parent; the child only installs it
+//! Always, when confined: no new user namespace (`unshare` or `clone` with
+//! `CLONE_NEWUSER` fail with EACCES; `clone3`, whose flags a filter cannot
+//! read, fails with ENOSYS, on which libc falls back to `clone`). A command
+//! that could make them could use up the user's count
+//! (`user.max_user_namespaces`) from a background process, and the next
+//! call, finding none left, would run without its read-only namespace
+//! (`namespace`); it also keeps the kernel's namespace code out of reach.
+//!
+//! A system call of another architecture (i386's `int 0x80`, where
+//! `socketcall` would bypass the rules) kills the process: seccompiler's
+//! architecture check; x32 calls (the same architecture, the number with
+//! bit 30 set) get the same rules as their 64-bit twins.
+//!
+//! The filters are compiled in the parent; the child only installs them
 //! (`prctl(PR_SET_NO_NEW_PRIVS)` and `seccomp(2)`, no allocation).
 
 use std::collections::BTreeMap;
@@ -31,60 +42,81 @@ use super::error::ConfineError;
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
-/// A compiled filter, ready for [`Filter::apply_in_child`].
+/// The compiled filters, ready for [`Filter::apply_in_child`].
 #[derive(Debug)]
 pub struct Filter {
-    program: BpfProgram,
+    /// What fails with EACCES.
+    refused: BpfProgram,
+    /// What fails with ENOSYS (`clone3`).
+    missing: BpfProgram,
+}
+
+fn failed(what: String) -> ConfineError {
+    ConfineError::Unsupported(format!("the seccomp filter cannot be built ({what})"))
+}
+
+/// Adds `rules` for system call `nr` and, on x86-64, its x32 twin.
+fn insert(map: &mut BTreeMap<i64, Vec<SeccompRule>>, nr: i64, rules: Vec<SeccompRule>) {
+    #[cfg(target_arch = "x86_64")]
+    map.insert(nr | X32_SYSCALL_BIT, rules.clone());
+    map.insert(nr, rules);
+}
+
+/// One rule: argument `arg` (32 bits) compared with `op`.
+fn when(arg: u8, op: SeccompCmpOp, value: u64) -> Result<Vec<SeccompRule>, ConfineError> {
+    let cond = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
+        .map_err(|e| failed(e.to_string()))?;
+    Ok(vec![SeccompRule::new(vec![cond]).map_err(|e| failed(e.to_string()))?])
+}
+
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, ConfineError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| failed(e.to_string()))?;
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch)
+            .map_err(|e| failed(e.to_string()))?;
+    BpfProgram::try_from(filter).map_err(|e| failed(e.to_string()))
 }
 
 impl Filter {
-    /// Compiles the filter for this architecture.
-    pub fn no_network() -> Result<Filter, ConfineError> {
-        let failed = |what: String| {
-            ConfineError::Unsupported(format!("the seccomp filter cannot be built ({what})"))
-        };
-        let arch =
-            TargetArch::try_from(std::env::consts::ARCH).map_err(|e| failed(e.to_string()))?;
-        let not_unix = || -> Result<Vec<SeccompRule>, ConfineError> {
-            let cond = SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Ne,
-                libc::AF_UNIX as u64,
-            )
-            .map_err(|e| failed(e.to_string()))?;
-            Ok(vec![SeccompRule::new(vec![cond]).map_err(|e| failed(e.to_string()))?])
-        };
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        for nr in [libc::SYS_socket, libc::SYS_socketpair] {
-            rules.insert(nr, not_unix()?);
-            #[cfg(target_arch = "x86_64")]
-            rules.insert(nr | X32_SYSCALL_BIT, not_unix()?);
+    /// Compiles the filters for this architecture: user namespaces always
+    /// refused, sockets other than Unix ones and io_uring unless `network`.
+    pub fn confined(network: bool) -> Result<Filter, ConfineError> {
+        let new_user = libc::CLONE_NEWUSER as u64;
+        let mut refused: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+        // unshare(flags), clone(flags, …): the flags are the first argument
+        // on every architecture this builds for.
+        for nr in [libc::SYS_unshare, libc::SYS_clone] {
+            insert(&mut refused, nr, when(0, SeccompCmpOp::MaskedEq(new_user), new_user)?);
         }
-        // An empty rule list matches every call.
-        rules.insert(libc::SYS_io_uring_setup, Vec::new());
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(libc::SYS_io_uring_setup | X32_SYSCALL_BIT, Vec::new());
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EACCES as u32),
-            arch,
-        )
-        .map_err(|e| failed(e.to_string()))?;
-        let program = BpfProgram::try_from(filter).map_err(|e| failed(e.to_string()))?;
-        Ok(Filter { program })
+        if !network {
+            for nr in [libc::SYS_socket, libc::SYS_socketpair] {
+                insert(&mut refused, nr, when(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?);
+            }
+            // An empty rule list matches every call.
+            insert(&mut refused, libc::SYS_io_uring_setup, Vec::new());
+        }
+        let mut missing: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+        insert(&mut missing, libc::SYS_clone3, Vec::new());
+        Ok(Filter {
+            refused: compile(refused, libc::EACCES)?,
+            missing: compile(missing, libc::ENOSYS)?,
+        })
     }
 
-    /// Installs the filter on the calling process; for a `pre_exec` hook.
+    /// Installs the filters on the calling process; for a `pre_exec` hook.
     /// Sets `no_new_privs` (as seccomp requires of an unprivileged caller)
     /// and makes system calls only: nothing is allocated.
     pub fn apply_in_child(&self) -> io::Result<()> {
-        match seccompiler::apply_filter(&self.program) {
-            Ok(()) => Ok(()),
-            Err(seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e)) => Err(e),
-            Err(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        for program in [&self.missing, &self.refused] {
+            match seccompiler::apply_filter(program) {
+                Ok(()) => {}
+                Err(seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e)) => {
+                    return Err(e)
+                }
+                Err(_) => return Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            }
         }
+        Ok(())
     }
 }
 
@@ -95,7 +127,12 @@ mod tests {
     /// In a forked child: applies the filter, then `call`; the errno, or 0
     /// when the call succeeded.
     fn in_child(call: impl Fn() -> libc::c_long) -> i32 {
-        let filter = Filter::no_network().unwrap();
+        in_child_with(false, call)
+    }
+
+    /// `in_child` under the filters for `network`.
+    fn in_child_with(network: bool, call: impl Fn() -> libc::c_long) -> i32 {
+        let filter = Filter::confined(network).unwrap();
         // SAFETY: the child makes system calls only and ends with _exit.
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
@@ -132,6 +169,31 @@ mod tests {
             unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) }
         };
         assert_eq!(in_child(setup), libc::EACCES);
+    }
+
+    #[test]
+    fn no_user_namespace_can_be_made_under_the_filter_network_or_not() {
+        for network in [false, true] {
+            // SAFETY: unshare with flags only, in the forked child.
+            let unshare = || libc::c_long::from(unsafe { libc::unshare(libc::CLONE_NEWUSER) });
+            assert_eq!(in_child_with(network, unshare), libc::EACCES);
+            // SAFETY: clone3 with a null argument: the filter answers
+            // before the kernel reads it.
+            let clone3 = || unsafe { libc::syscall(libc::SYS_clone3, 0usize, 0usize) };
+            assert_eq!(in_child_with(network, clone3), libc::ENOSYS);
+        }
+        // Other namespaces and plain forks are not the filter's business.
+        // SAFETY: unshare with flags only, in the forked child.
+        let mount_ns = || libc::c_long::from(unsafe { libc::unshare(libc::CLONE_NEWNS) });
+        assert_ne!(in_child(mount_ns), libc::EACCES);
+    }
+
+    #[test]
+    fn with_the_network_on_sockets_are_left_alone() {
+        // SAFETY: socket(2) with plain integers.
+        let udp =
+            || libc::c_long::from(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) });
+        assert_eq!(in_child_with(true, udp), 0);
     }
 
     #[test]

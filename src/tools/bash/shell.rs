@@ -9,7 +9,8 @@
 //! Confined, the child then, in this order: enters the mount namespace
 //! with the outside read-only where the kernel gives one
 //! (`confine::namespace`), enters the working directory, applies the
-//! Landlock ruleset and, with the network shut, the seccomp filter. All of
+//! Landlock ruleset and the seccomp filters (no user namespaces; with the
+//! network shut, Unix sockets only). All of
 //! it is prepared in the parent; the child only makes system calls.
 
 use std::ffi::CString;
@@ -41,11 +42,11 @@ const ENV: [(&str, &str); 3] =
 pub const NO_NAMESPACE: i32 = libc::EUSERS;
 
 /// What confines a command when allowed roots are set, all prepared in the
-/// parent: the Landlock ruleset, the seccomp filter (network shut), the
+/// parent: the Landlock ruleset, the seccomp filters, the
 /// namespace plan (where tried), and the directory the command starts in.
 pub struct Confinement {
     sandbox: Sandbox,
-    filter: Option<Filter>,
+    filter: Filter,
     namespace: Option<Plan>,
     cwd: CString,
     cwd_fd: OwnedFd,
@@ -58,7 +59,7 @@ impl Confinement {
     /// temporary directory read-only.
     pub fn prepare(roots: &Roots, network: bool, namespace: bool) -> Result<Self, ConfineError> {
         let sandbox = Sandbox::prepare(roots, network)?;
-        let filter = if network { None } else { Some(Filter::no_network()?) };
+        let filter = Filter::confined(network)?;
         let namespace = if namespace {
             let mut writable: Vec<_> = roots.roots().iter().map(|r| (r.path(), r.fd())).collect();
             writable.push((sandbox.temp_dir(), sandbox.temp_fd()));
@@ -107,10 +108,7 @@ impl Confinement {
             }
         }
         self.sandbox.restrict_in_child()?;
-        match &self.filter {
-            Some(filter) => filter.apply_in_child(),
-            None => Ok(()),
-        }
+        self.filter.apply_in_child()
     }
 }
 
