@@ -176,7 +176,8 @@ fn in_child(parent: Pid, line: RawFd) -> io::Result<()> {
 }
 
 /// Marks every descriptor above 2 close-on-exec (`close_range`, Linux
-/// 5.11); on older kernels, the first 65,536 one by one.
+/// 5.11); on older kernels, one by one below the limit on open files (at
+/// most 65,536).
 fn only_stdio() -> io::Result<()> {
     const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
     // SAFETY: changes descriptor flags only.
@@ -184,7 +185,11 @@ fn only_stdio() -> io::Result<()> {
     if r == 0 {
         return Ok(());
     }
-    for fd in 3..65_536 {
+    let mut limit = libc::rlimit { rlim_cur: 65_536, rlim_max: 65_536 };
+    // SAFETY: getrlimit writes the `rlimit` owned by this frame.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    let last = libc::c_int::try_from(limit.rlim_cur.min(65_536)).unwrap_or(65_536);
+    for fd in 3..last {
         // SAFETY: setting FD_CLOEXEC; EBADF for descriptors not open.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
