@@ -334,7 +334,7 @@ bash_args="$(q '{"command":"echo hi > /dev/null"}')"
 bench confined-bash 20 \
     ours "env IKIGAI_TOOLS_ROOTS=$data $tools/bash $bash_args" \
     open "env IKIGAI_BENCH=1 $tools/bash $bash_args"
-row "bash \`echo hi\`, under Landlock" confined-bash ours "the same unconfined" open 1.3
+row "bash \`echo hi\`, confined (namespace, Landlock, seccomp)" confined-bash ours "the same unconfined" open 1.3
 if [ "$tree_ok" = 1 ]; then
     grep_args="$(q "{\"pattern\":\"static int\",\"path\":\"$tree\",\"glob\":\"**/*.h\"}")"
     bench confined-grep "$warmup" \

@@ -1,11 +1,12 @@
-//! Confinement (CONTRACT §8) through the real binary: with
-//! `IKIGAI_TOOLS_ROOTS` set, bash runs under Landlock. Each security case is
+//! Confinement (README, "Confinement: allowed roots") through the real
+//! binary: with `IKIGAI_TOOLS_ROOTS` set, bash runs under Landlock, in a
+//! mount namespace with the outside read-only where the kernel allows it. Each security case is
 //! paired with the same command run unconfined, which must reach outside:
 //! so every case can fail, and would with the protection off.
 //!
 //! The fixture: `work/` is the root, `outside/` beside it is not, and
-//! `TMPDIR` is `tmp/` beside them (the system's `/tmp` is then not granted,
-//! so that `outside/`, which lies under it, really is outside).
+//! `TMPDIR` is `tmp/` beside them: a confined command writes only its
+//! private directory in it, `tmp/ikigai-tools-UID`.
 
 use crate::common;
 use common::*;
@@ -60,13 +61,25 @@ fn output(v: &Value) -> &str {
     v["output"].as_str().unwrap_or_else(|| panic!("an answer with output: {v}"))
 }
 
+/// Whether the output says the kernel refused a write: EROFS from the
+/// read-only namespace, or EACCES from Landlock where there is none.
+fn write_refused(v: &Value) -> bool {
+    let out = output(v);
+    out.contains("Read-only file system") || out.contains("Permission denied")
+}
+
+/// The private temporary directory of a tool run by this test process.
+fn private_tmp(c: &Confined) -> PathBuf {
+    c.tmp.join(format!("ikigai-tools-{}", nix::unistd::Uid::effective()))
+}
+
 #[test]
 fn bash_cannot_write_outside_the_roots() {
     let c = Confined::new();
     let target = c.outside.join("escaped.txt");
     let command = format!("echo escaped > {0}; echo $?; ls {0} 2>/dev/null", target.display());
     let v = c.confined(&command);
-    assert!(output(&v).contains("Permission denied"), "{v}");
+    assert!(write_refused(&v), "{v}");
     assert!(!target.exists(), "a confined command wrote outside the roots");
     // The same command unconfined does write: the case can fail.
     let v = c.unconfined(&command);
@@ -103,7 +116,13 @@ fn bash_writes_inside_the_roots_the_temporary_directory_and_dev_null() {
     );
     assert_eq!(v, json!({"output": "ok", "exit_code": 0}));
     assert_eq!(c.env.read("inside.txt"), b"in\n");
-    assert_eq!(fs::read(c.tmp.join("t.txt")).expect("tmp file"), b"tmp\n");
+    // $TMPDIR is the private directory, kept from one call to the next.
+    assert_eq!(fs::read(private_tmp(&c).join("t.txt")).expect("tmp file"), b"tmp\n");
+    assert_eq!(c.confined("cat \"$TMPDIR/t.txt\""), json!({"output": "tmp", "exit_code": 0}));
+    // The rest of the temporary directory is outside.
+    let v = c.confined("echo x > \"$TMPDIR/../shared.txt\"");
+    assert!(write_refused(&v), "{v}");
+    assert!(!c.tmp.join("shared.txt").exists());
 }
 
 #[test]
@@ -136,8 +155,10 @@ fn bash_cannot_open_tcp_connections_unless_the_network_is_on() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = listener.local_addr().expect("address").port();
     let command = connect_command(port);
+    // The seccomp filter refuses the socket itself (only Unix sockets may
+    // be made); Landlock would refuse the connect.
     let v = c.confined(&command);
-    assert_eq!(v, json!({"output": "connect: Permission denied", "exit_code": 13}));
+    assert_eq!(v, json!({"output": "socket: Permission denied", "exit_code": 13}));
     let roots = c.env.work();
     let open = c.bash(&command, Some(&roots), &[("IKIGAI_TOOLS_NETWORK", "on")]);
     assert_eq!(open, json!({"output": "connected", "exit_code": 0}));
@@ -158,7 +179,7 @@ fn a_command_cannot_lift_its_own_confinement() {
         inner
     );
     let v = c.confined(&command);
-    assert!(output(&v).contains("Permission denied"), "{v}");
+    assert!(write_refused(&v), "{v}");
     assert!(!target.exists(), "the inner call escaped");
     // Without the outer confinement the inner call writes: the case can fail.
     c.unconfined(&command);
@@ -667,7 +688,7 @@ fn an_edit_whose_link_is_retargeted_while_it_waits_for_the_lock_finishes() {
     }
 }
 
-// glob and grep: the walk stays beneath the roots (CONTRACT §8).
+// glob and grep: the walk stays beneath the roots (README, "Confinement: allowed roots").
 
 /// glob's answer: the paths, one a line.
 fn paths(list: &[&str]) -> Value {

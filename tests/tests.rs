@@ -8,6 +8,7 @@ mod common;
 mod bash;
 mod confine;
 mod confine_roots;
+mod confine_sandbox;
 mod crash_safety;
 mod dispatch;
 mod file_edit;

@@ -1,17 +1,23 @@
-//! The Landlock ruleset bash runs under (CONTRACT §8).
+//! The Landlock ruleset bash runs under (README, "Confinement: allowed
+//! roots"; docs/GUARANTEES.md, "Confinement").
 //!
 //! Everything stays readable and executable; writing (creating, removing,
 //! renaming, truncating, device ioctls) is allowed only beneath the roots,
-//! the temporary directory (`$TMPDIR`, else `/tmp`) and a few devices
-//! every program may write: `/dev/null`, `/dev/zero`, `/dev/full` and
-//! `/dev/tty` (bash runs without a controlling terminal, so opening
-//! `/dev/tty` fails with ENXIO as it would unconfined rather than EACCES).
+//! the sandbox's private temporary directory (`temp::private_dir`, not the
+//! whole of `$TMPDIR`: a root under `/tmp` could otherwise be renamed away
+//! and replaced by a link) and a few devices every program may write:
+//! `/dev/null`, `/dev/zero`, `/dev/full` and `/dev/tty` (bash runs without
+//! a controlling terminal, so opening `/dev/tty` fails with ENXIO as it
+//! would unconfined rather than EACCES).
 //! Not `/dev/pts` or `/dev/ptmx`: a pty the command opened would be its
 //! own, but `/dev/pts/N` also names the user's terminals, where typed-in
 //! input could be injected; programs that need a pty fail.
 //! No device node may be made anywhere (a block device made inside a root
 //! would give root the whole disk).
 //! TCP bind and connect are refused unless `IKIGAI_TOOLS_NETWORK=on`.
+//! From ABI 6 on, abstract Unix sockets and signals are scoped: the command
+//! can neither connect to an abstract socket nor signal a process made
+//! outside its sandbox (the user's other processes, the tool, its guardian).
 //! `no_new_privs` is set, so no set-uid program regains what was dropped.
 //!
 //! The ruleset is built in the parent (`Sandbox::prepare`: opening the
@@ -23,31 +29,35 @@
 //! the command starts and cannot be undone; a nested `ikigai-tools` with
 //! other roots can only add a ruleset, i.e. restrict further.
 //!
-//! Fail closed: the ABI used is the kernel's, capped at the one tested
-//! here (5: truncate and device ioctls are confined), with every access
-//! right of that ABI handled as a hard requirement; below ABI 3 (or 4 with
-//! the network shut) `prepare` refuses with what is missing, and a child
-//! whose ruleset is not fully enforced does not exec.
+//! Fail closed: the ABI used is the kernel's, capped at the newest tested
+//! here (7), with every access right and scope of that ABI handled as a
+//! hard requirement; below ABI 3 (or 4 with the network shut) `prepare`
+//! refuses with what is missing, and a child whose ruleset is not fully
+//! enforced does not exec.
 
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
     Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
+    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 use rustix::fs::{open, Mode, OFlags};
 
 use super::error::ConfineError;
 use super::probe;
 use super::roots::Roots;
+use super::temp;
 
 /// The variable that leaves TCP open to confined commands.
 pub const NETWORK_VAR: &str = "IKIGAI_TOOLS_NETWORK";
 
-/// The newest Landlock ABI whose rights this ruleset was tested with.
-const TESTED_ABI: i32 = 5;
+/// The newest Landlock ABI whose rights this ruleset was tested with
+/// (ABI 6 adds the scopes; 7 only logging).
+const TESTED_ABI: i32 = 7;
+/// The first ABI that scopes abstract Unix sockets and signals.
+pub const SCOPE_ABI: i32 = 6;
 
 /// Devices every program may write (see the module comment).
 const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
@@ -63,22 +73,45 @@ pub struct Sandbox {
     ruleset: Option<RulesetCreated>,
     /// What the ruleset allows writing, for messages and tests.
     writable: Vec<PathBuf>,
+    /// The private temporary directory, and the descriptor it was checked
+    /// through.
+    temp: PathBuf,
+    temp_fd: OwnedFd,
+    /// Whether abstract Unix sockets and signals are scoped (ABI 6).
+    scoped: bool,
 }
 
 impl Sandbox {
     /// Builds the ruleset for `roots`, with TCP open when `network`.
     pub fn prepare(roots: &Roots, network: bool) -> Result<Sandbox, ConfineError> {
-        Sandbox::prepare_with_tmp(roots, network, &temp_dir())
+        Sandbox::prepare_with_tmp(roots, network, &temp::sandbox_temp_dir())
     }
 
-    /// `prepare` with the temporary directory given.
+    /// `prepare` with the private temporary directory given: made mode 700
+    /// when missing, refused unless private (`temp::open_private`). A root
+    /// inside it is refused: the command may rename what is there.
     pub fn prepare_with_tmp(
         roots: &Roots,
         network: bool,
         tmp: &Path,
     ) -> Result<Sandbox, ConfineError> {
-        let abi = probe::require_landlock(network)?;
-        let abi = ABI::from(abi.min(TESTED_ABI));
+        let kernel_abi = probe::require_landlock(network)?;
+        let temp_fd = temp::open_private(tmp)?;
+        let temp_real = real_path(temp_fd.as_fd()).unwrap_or_else(|| tmp.to_path_buf());
+        for root in roots.roots() {
+            if root.path().starts_with(&temp_real) || root.path().starts_with(tmp) {
+                return Err(ConfineError::BadRoot {
+                    root: root.path().display().to_string(),
+                    reason: format!(
+                        "it lies inside the sandbox's temporary directory {}, \
+                         which a confined command may rename",
+                        tmp.display()
+                    ),
+                });
+            }
+        }
+        let abi = ABI::from(kernel_abi.min(TESTED_ABI));
+        let scoped = kernel_abi >= SCOPE_ABI;
         let failed = |e: landlock::RulesetError| {
             ConfineError::Unsupported(format!("the Landlock ruleset cannot be built ({e})"))
         };
@@ -88,6 +121,9 @@ impl Sandbox {
             .map_err(failed)?;
         if !network {
             ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(failed)?;
+        }
+        if scoped {
+            ruleset = ruleset.scope(Scope::from_all(abi)).map_err(failed)?;
         }
         let mut created = ruleset.create().map_err(failed)?;
 
@@ -102,11 +138,11 @@ impl Sandbox {
                 .map_err(failed)?;
             writable.push(root.path().to_path_buf());
         }
-        // A missing temporary directory or device is simply not granted.
-        if let Ok(fd) = open_path(tmp) {
-            created = created.add_rule(PathBeneath::new(fd, writable_tree(abi))).map_err(failed)?;
-            writable.push(tmp.to_path_buf());
-        }
+        created = created
+            .add_rule(PathBeneath::new(temp_fd.as_fd(), writable_tree(abi)))
+            .map_err(failed)?;
+        writable.push(tmp.to_path_buf());
+        // A missing device is simply not granted.
         for device in DEVICES {
             if let Ok(fd) = open_path(Path::new(device)) {
                 created = created
@@ -115,12 +151,28 @@ impl Sandbox {
                 writable.push(PathBuf::from(device));
             }
         }
-        Ok(Sandbox { ruleset: Some(created), writable })
+        Ok(Sandbox { ruleset: Some(created), writable, temp: tmp.to_path_buf(), temp_fd, scoped })
     }
 
     /// What commands may write beneath.
     pub fn writable(&self) -> &[PathBuf] {
         &self.writable
+    }
+
+    /// The private temporary directory: the command's `TMPDIR`.
+    pub fn temp_dir(&self) -> &Path {
+        &self.temp
+    }
+
+    /// The descriptor the private temporary directory was checked through.
+    pub fn temp_fd(&self) -> BorrowedFd<'_> {
+        self.temp_fd.as_fd()
+    }
+
+    /// Whether abstract Unix sockets and signals are scoped (Landlock ABI
+    /// 6); below it the command may reach both outside its sandbox.
+    pub fn scoped(&self) -> bool {
+        self.scoped
     }
 
     /// Restricts the calling process; for a `pre_exec` hook, between fork
@@ -150,12 +202,10 @@ fn writable_tree(abi: ABI) -> landlock::BitFlags<AccessFs> {
     AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
-/// `$TMPDIR` when it is an absolute path, else `/tmp`.
-pub fn temp_dir() -> PathBuf {
-    std::env::var_os("TMPDIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| PathBuf::from("/tmp"))
+/// The path the kernel names an open directory by.
+fn real_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
 }
 
 fn open_path(path: &Path) -> io::Result<OwnedFd> {

@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 
 use super::*;
 
-/// `t/root` (the root), `t/tmp` (the temporary directory), `t/outside`.
+/// `t/root` (the root), `t/tmp` (the sandbox's private temporary
+/// directory, made mode 700 by `prepare_with_tmp`), `t/outside`.
 struct Fixture {
     _tmp: tempfile::TempDir,
     t: PathBuf,
@@ -20,13 +21,13 @@ impl Fixture {
     fn new() -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let t = tmp.path().canonicalize().unwrap();
-        for dir in ["root", "tmp", "outside"] {
+        for dir in ["root", "outside"] {
             fs::create_dir(t.join(dir)).unwrap();
         }
         fs::write(t.join("outside/keep.txt"), "untouched").unwrap();
         // Readable and writable by the unprivileged user too (the tests also
         // run as one).
-        for dir in ["", "root", "tmp", "outside"] {
+        for dir in ["", "root", "outside"] {
             let _ = Command::new("chmod").arg("0777").arg(t.join(dir)).status();
         }
         Fixture { _tmp: tmp, t }

@@ -1,4 +1,5 @@
-//! Confinement (README, "Confinement: allowed roots"): allowed roots the tools cannot leave.
+//! Confinement (README, "Confinement: allowed roots"): allowed roots the
+//! tools cannot leave.
 //!
 //! - `roots`: the allowed roots (`IKIGAI_TOOLS_ROOTS`, `mcp --root`), each
 //!   held as a descriptor opened once at start, or passed as one by the MCP
@@ -6,7 +7,13 @@
 //! - `beneath`: opening what the model names beneath a root with
 //!   `openat2(RESOLVE_BENEATH)`, for reading, writing and walking;
 //! - `landlock`: the Landlock ruleset bash runs under (writes only beneath
-//!   the roots, the temporary directory and a few devices; no TCP);
+//!   the roots, the private temporary directory and a few devices; no TCP;
+//!   abstract sockets and signals scoped);
+//! - `namespace`: the mount namespace bash runs in, with everything but
+//!   the roots and its private temporary directory read-only;
+//! - `seccomp`: the filter that leaves confined commands Unix sockets
+//!   only when the network is shut;
+//! - `temp`: the sandbox's private temporary directory;
 //! - `probe`: what the kernel offers, and the refusals when it lacks it;
 //! - `error`: why something was refused, and its tool error.
 //!
@@ -15,8 +22,10 @@
 pub mod beneath;
 pub mod error;
 pub mod landlock;
+pub mod namespace;
 pub mod probe;
 pub mod roots;
+pub mod seccomp;
 pub mod temp;
 
 pub use beneath::{open_entry, openat_beneath, ConfinedDir, Parent};

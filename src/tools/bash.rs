@@ -1,5 +1,5 @@
 //! bash: runs a shell command and answers `{"output":…,"exit_code":N}`
-//! (seed 000, CONTRACT §4 "bash").
+//! (docs/TOOLS.md, "bash").
 //!
 //! The tool never answers an error envelope for what the command does: a
 //! command that fails, is not found or cannot be started is an answer with
@@ -23,7 +23,7 @@ mod supervise;
 
 use std::process::ExitStatus;
 
-use crate::confine::{self, Sandbox};
+use crate::confine::{self, Roots};
 use crate::error::ToolError;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
@@ -32,11 +32,11 @@ use crate::process::Guardian;
 use crate::protocol::{Args, Outcome};
 
 /// The exit code for a command that could not be run at all: the shell's
-/// own code for "command not found" (seed 000).
+/// own code for "command not found" (docs/TOOLS.md, "bash").
 const CANNOT_RUN: i64 = 127;
 
 /// The output for an empty or blank command. `sh -c ""` would succeed
-/// silently; seed 000 calls it a shell error with exit code 127, and the
+/// silently; the specification calls it a shell error with exit code 127, and the
 /// model should hear why nothing happened.
 pub const BLANK_COMMAND: &str = "empty command: nothing to run";
 
@@ -50,39 +50,64 @@ pub fn run(args: &Args) -> Outcome {
     if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
         return Ok(answer(vec![BLANK_COMMAND.as_bytes().to_vec()], CANNOT_RUN));
     }
-    let confinement = confinement()?;
-    let (output, exit_code) = run_in(shell::SHELL, command, confinement);
+    let roots = super::allowed_roots()?;
+    let confined = match &roots {
+        Some(roots) => Some(Confined::prepare(roots)?),
+        None => None,
+    };
+    let (output, exit_code) = run_in(shell::SHELL, command, confined);
     Ok(answer(output, exit_code))
 }
 
-/// With allowed roots (CONTRACT §8), the Landlock ruleset the command runs
-/// under and the directory it starts in; without them, none. Where the
-/// kernel cannot confine it, the call is refused: never run unconfined.
-fn confinement() -> Result<Option<shell::Confinement>, ToolError> {
-    let Some(roots) = super::allowed_roots()? else {
-        return Ok(None);
-    };
-    let sandbox = Sandbox::prepare(&roots, confine::network_allowed())
-        .map_err(|e| ToolError::PermissionDenied(e.message()))?;
-    Ok(Some(shell::Confinement { sandbox, cwd: roots.working_dir() }))
+/// With allowed roots (README, "Confinement: allowed roots"): the roots,
+/// whether the network is open, and the confinement first tried (with a
+/// mount namespace). Where the kernel cannot confine the command, the call
+/// is refused: never run unconfined.
+struct Confined<'r> {
+    roots: &'r Roots,
+    network: bool,
+    first: shell::Confinement,
+}
+
+impl<'r> Confined<'r> {
+    fn prepare(roots: &'r Roots) -> Result<Confined<'r>, ToolError> {
+        let network = confine::network_allowed();
+        let first = shell::Confinement::prepare(roots, network, true)
+            .map_err(|e| ToolError::PermissionDenied(e.message()))?;
+        Ok(Confined { roots, network, first })
+    }
 }
 
 /// Runs `command` with the shell at `shell_path`; the output (bounded, one
 /// trailing newline stripped) and the exit code.
-fn run_in(
-    shell_path: &str,
-    command: &str,
-    confinement: Option<shell::Confinement>,
-) -> (Vec<Vec<u8>>, i64) {
+fn run_in(shell_path: &str, command: &str, confined: Option<Confined<'_>>) -> (Vec<Vec<u8>>, i64) {
     let started = signals::Signals::watch().and_then(|signals| {
-        // The guardian before the shell: it must know the command's group
-        // before any process is in it, and must never hold its output pipe.
-        let guardian = Guardian::start()?;
-        match shell::spawn(shell_path, command, guardian.line(), confinement) {
-            Ok((child, pipe)) => Ok((signals, guardian, child, pipe)),
-            Err(err) => {
-                guardian.release();
-                Err(err)
+        let (mut confinement, again) = match confined {
+            Some(Confined { roots, network, first }) => (Some(first), Some((roots, network))),
+            None => (None, None),
+        };
+        loop {
+            // The guardian before the shell: it must know the command's group
+            // before any process is in it, and must never hold its output pipe.
+            let guardian = Guardian::start()?;
+            let namespace = confinement.as_ref().is_some_and(shell::Confinement::has_namespace);
+            match shell::spawn(shell_path, command, guardian.line(), confinement.take()) {
+                Ok((child, pipe)) => return Ok((signals, guardian, child, pipe)),
+                Err(err) => {
+                    guardian.release();
+                    // The kernel gave no namespace (README, "Fail closed"):
+                    // once more with Landlock and seccomp alone.
+                    match again {
+                        Some((roots, network))
+                            if namespace && err.raw_os_error() == Some(shell::NO_NAMESPACE) =>
+                        {
+                            let fallback = shell::Confinement::prepare(roots, network, false)
+                                .map_err(|e| std::io::Error::other(e.message()))?;
+                            confinement = Some(fallback);
+                        }
+                        _ => return Err(err),
+                    }
+                }
             }
         }
     });
@@ -105,7 +130,7 @@ fn run_in(
     (output, exit_code(finished.status))
 }
 
-/// The exit status as seed 000 counts it: the status, 128+N for a command
+/// The exit status as docs/TOOLS.md counts it: the status, 128+N for a command
 /// killed by signal N.
 fn exit_code(status: Option<ExitStatus>) -> i64 {
     // None: the status could not be collected (nothing a normal run meets).

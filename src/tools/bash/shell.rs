@@ -3,19 +3,30 @@
 //! /dev/null, in a session of its own (no controlling terminal: nothing can
 //! prompt on /dev/tty), killed if the tool dies (parent-death signal), and
 //! announced to the tool's guardian, which kills the whole group if the
-//! tool is killed outright.
+//! tool is killed outright. Only descriptors 0, 1 and 2 reach the shell,
+//! confined or not (README, "Confinement: allowed roots"; docs/TOOLS.md).
+//!
+//! Confined, the child then, in this order: enters the mount namespace
+//! with the outside read-only where the kernel gives one
+//! (`confine::namespace`), enters the working directory, applies the
+//! Landlock ruleset and the seccomp filters (no user namespaces; with the
+//! network shut, Unix sockets only). All of
+//! it is prepared in the parent; the child only makes system calls.
 
+use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use nix::fcntl::OFlag;
 use nix::unistd::Pid;
+use rustix::fs::{Mode, OFlags};
 
-use crate::confine::Sandbox;
+use crate::confine::namespace::{self, Failure, Identity, Plan};
+use crate::confine::seccomp::Filter;
+use crate::confine::{openat_beneath, ConfineError, Roots, Sandbox};
 use crate::process::{group, guardian, pipes};
 
 pub const SHELL: &str = "/bin/sh";
@@ -25,11 +36,80 @@ pub const SHELL: &str = "/bin/sh";
 const ENV: [(&str, &str); 3] =
     [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0")];
 
-/// What confines a command when allowed roots are set: the Landlock
-/// ruleset, applied last in the child, and the directory it starts in.
+/// The error a spawn fails with when the kernel gave no namespace before
+/// anything was changed: the call is started again without one
+/// (`Confinement::prepare` with `namespace: false`).
+pub const NO_NAMESPACE: i32 = libc::EUSERS;
+
+/// What confines a command when allowed roots are set, all prepared in the
+/// parent: the Landlock ruleset, the seccomp filters, the
+/// namespace plan (where tried), and the directory the command starts in.
 pub struct Confinement {
-    pub sandbox: Sandbox,
-    pub cwd: PathBuf,
+    sandbox: Sandbox,
+    filter: Filter,
+    namespace: Option<Plan>,
+    cwd: CString,
+    cwd_fd: OwnedFd,
+    cwd_id: Identity,
+}
+
+impl Confinement {
+    /// Prepares the confinement for `roots`; with `namespace`, the plan of
+    /// a mount namespace with everything but the roots and the private
+    /// temporary directory read-only.
+    pub fn prepare(roots: &Roots, network: bool, namespace: bool) -> Result<Self, ConfineError> {
+        let sandbox = Sandbox::prepare(roots, network)?;
+        let filter = Filter::confined(network)?;
+        let namespace = if namespace {
+            let mut writable: Vec<_> = roots.roots().iter().map(|r| (r.path(), r.fd())).collect();
+            writable.push((sandbox.temp_dir(), sandbox.temp_fd()));
+            Some(Plan::prepare(&writable)?)
+        } else {
+            None
+        };
+        // The working directory, opened beneath its root: the child enters
+        // it by path inside the namespace and checks it is this one.
+        let wd = roots.working_dir();
+        let (root, rest) =
+            roots.roots().iter().find_map(|r| r.rest_of(&wd).map(|rest| (r, rest))).ok_or_else(
+                || ConfineError::Outside { path: wd.display().to_string(), roots: roots.shown() },
+            )?;
+        let cwd_fd =
+            openat_beneath(root.fd(), rest, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
+        let cwd_id = namespace::identity(cwd_fd.as_fd())?;
+        Ok(Confinement { cwd: namespace::c_path(&wd)?, cwd_fd, cwd_id, sandbox, filter, namespace })
+    }
+
+    /// Whether the command runs in a namespace with the outside read-only.
+    pub fn has_namespace(&self) -> bool {
+        self.namespace.is_some()
+    }
+
+    /// In the child, after `in_child`: the namespace, the working
+    /// directory, Landlock, seccomp. If any step fails, the spawn fails:
+    /// the command never runs half-confined.
+    fn apply_in_child(&mut self, parent: Pid) -> io::Result<()> {
+        match &self.namespace {
+            Some(plan) => {
+                plan.enter_in_child().map_err(|failure| match failure {
+                    Failure::Unavailable(_) => io::Error::from_raw_os_error(NO_NAMESPACE),
+                    Failure::Midway(e) => io::Error::from_raw_os_error(e),
+                })?;
+                // A new user namespace clears the parent-death signal.
+                group::in_die_with_parent(parent)?;
+                namespace::enter_dir_in_child(&self.cwd, self.cwd_id)
+                    .map_err(io::Error::from_raw_os_error)?;
+            }
+            None => {
+                // SAFETY: fchdir to a descriptor the parent opened.
+                if unsafe { libc::fchdir(self.cwd_fd.as_raw_fd()) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        self.sandbox.restrict_in_child()?;
+        self.filter.apply_in_child()
+    }
 }
 
 /// Starts `shell_path -c command`, announced on the guardian's `line`,
@@ -53,19 +133,20 @@ pub fn spawn(
         .stdout(Stdio::from(write_end))
         .stderr(Stdio::from(stderr_end))
         .envs(ENV);
-    let mut sandbox = confinement.map(|Confinement { sandbox, cwd }| {
-        cmd.current_dir(cwd);
-        sandbox
-    });
-    // SAFETY: `in_child` and `restrict_in_child` only make async-signal-safe
-    // system calls (the ruleset was built in the parent).
+    let mut confinement = confinement;
+    if let Some(c) = &confinement {
+        // The private temporary directory, kept across calls.
+        cmd.env("TMPDIR", c.sandbox.temp_dir());
+    }
+    // SAFETY: `in_child` and `apply_in_child` only make async-signal-safe
+    // system calls (everything was built in the parent).
     unsafe {
         cmd.pre_exec(move || {
             in_child(parent, line)?;
             // Last, so that nothing after it needs what it forbids. If it
             // fails, the spawn fails: the command never runs unconfined.
-            match sandbox.as_mut() {
-                Some(sandbox) => sandbox.restrict_in_child(),
+            match confinement.as_mut() {
+                Some(confinement) => confinement.apply_in_child(parent),
                 None => Ok(()),
             }
         });
@@ -87,5 +168,30 @@ fn in_child(parent: Pid, line: RawFd) -> io::Result<()> {
     // If the tool is killed outright (SIGKILL), the shell goes with it.
     group::in_die_with_parent(parent)?;
     // The command starts with signals as any program would.
-    group::in_default_signals()
+    group::in_default_signals()?;
+    // Only stdin, stdout and stderr reach the command: a descriptor the
+    // host left open without close-on-exec (`exec 3>>log`) would let it
+    // write where Landlock never looks (it checks opens, not open files).
+    only_stdio()
+}
+
+/// Marks every descriptor above 2 close-on-exec (`close_range`, Linux
+/// 5.11); on older kernels, one by one below the limit on open files (at
+/// most 65,536).
+fn only_stdio() -> io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: changes descriptor flags only.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if r == 0 {
+        return Ok(());
+    }
+    let mut limit = libc::rlimit { rlim_cur: 65_536, rlim_max: 65_536 };
+    // SAFETY: getrlimit writes the `rlimit` owned by this frame.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    let last = libc::c_int::try_from(limit.rlim_cur.min(65_536)).unwrap_or(65_536);
+    for fd in 3..last {
+        // SAFETY: setting FD_CLOEXEC; EBADF for descriptors not open.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
 }

@@ -1,0 +1,615 @@
+//! The bash sandbox against the command inside it (issue 14; README,
+//! "Confinement: allowed roots"): each break is a test named after it, the
+//! confined command is the attacker, and the tool runs as `nobody` when the
+//! tests run as root (`Call::as_nobody`), as a normal user would run it.
+//! Each is paired with the same attack unconfined (or from a second tool),
+//! which does get through, so that every case can fail.
+//!
+//! The fixture (`common::Env`): `work/` is the root, `outside/` beside it
+//! is not, and `TMPDIR` is `tmp/` beside them; all of it belongs to the
+//! user the tool runs as, so that only the sandbox stands in the way.
+
+use crate::common;
+use common::*;
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The uid the tool runs as: nobody under root, else the test's own.
+fn tool_uid() -> u32 {
+    if is_root() {
+        65534
+    } else {
+        nix::unistd::Uid::effective().as_raw()
+    }
+}
+
+struct Sandboxed {
+    env: Env,
+    outside: PathBuf,
+    tmp: PathBuf,
+}
+
+impl Sandboxed {
+    fn new() -> Sandboxed {
+        let env = Env::new();
+        let base = env.work().parent().expect("env root").to_path_buf();
+        let (outside, tmp) = (base.join("outside"), base.join("tmp"));
+        for dir in [&outside, &tmp] {
+            fs::create_dir(dir).expect("mkdir");
+        }
+        let s = Sandboxed { env, outside, tmp };
+        s.give_to_tool_user();
+        s
+    }
+
+    /// Hands `work/`, `outside/` and `tmp/` to the tool's user.
+    fn give_to_tool_user(&self) {
+        if is_root() {
+            for dir in [self.env.work(), self.outside.clone(), self.tmp.clone()] {
+                let status = Command::new("chown")
+                    .args(["-R", "65534:65534"])
+                    .arg(&dir)
+                    .status()
+                    .expect("chown");
+                assert!(status.success());
+            }
+        }
+    }
+
+    /// A call of `tool` as nobody with `TMPDIR=tmp/`, confined to `roots`
+    /// when given.
+    fn call(&self, tool: &str, args: &Value, roots: Option<&Path>) -> Value {
+        let mut call = self.env.cmd(tool).env("TMPDIR", &self.tmp).as_nobody();
+        if let Some(roots) = roots {
+            call = call.env("IKIGAI_TOOLS_ROOTS", roots);
+        }
+        let ran = call.stdin(args.to_string()).run();
+        assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+        ran.json()
+    }
+
+    fn confined(&self, command: &str) -> Value {
+        self.call("bash", &json!({ "command": command }), Some(&self.env.work()))
+    }
+
+    fn unconfined(&self, command: &str) -> Value {
+        self.call("bash", &json!({ "command": command }), None)
+    }
+
+    /// Whether the kernel lets the tool's user make a user and mount
+    /// namespace (`unshare -Urm`), asked apart from the tool: where it
+    /// does, the tool must use one.
+    fn kernel_allows_namespace(&self) -> bool {
+        let mut c = if is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--", "unshare"]);
+            c
+        } else {
+            Command::new("unshare")
+        };
+        c.args(["-Urm", "true"]).stderr(Stdio::null());
+        c.status().is_ok_and(|s| s.success())
+    }
+}
+
+fn output(v: &Value) -> &str {
+    v["output"].as_str().unwrap_or_else(|| panic!("an answer with output: {v}"))
+}
+
+fn has(program: &str) -> bool {
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].iter().any(|d| Path::new(d).join(program).exists())
+}
+
+// ---------------------------------------------------------------------------
+// Break 2: MPTCP walked past "no TCP".
+
+/// perl: a socket of `domain, type, protocol` connected to 127.0.0.1:port.
+fn connect_with(protocol: &str, port: u16) -> String {
+    format!(
+        "perl -MSocket -e 'socket(my $s, PF_INET, SOCK_STREAM, {protocol}) or die \"socket: $!\\n\"; \
+         connect($s, pack_sockaddr_in({port}, inet_aton(\"127.0.0.1\"))) or die \"connect: $!\\n\"; \
+         print \"connected\\n\"'"
+    )
+}
+
+#[test]
+fn break_2_mptcp_and_udp_sockets_are_refused_unless_the_network_is_on() {
+    if !has("perl") {
+        skipped("needs perl for the probe");
+        return;
+    }
+    let s = Sandboxed::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("address").port();
+    // IPPROTO_MPTCP is 262; against a plain TCP listener it falls back to
+    // TCP and connects.
+    let mptcp = connect_with("262", port);
+    let v = s.confined(&mptcp);
+    assert_eq!(v, json!({"output": "socket: Permission denied", "exit_code": 13}));
+    let udp = "perl -MSocket -e 'socket(my $s, PF_INET, SOCK_DGRAM, 0) or die \"socket: $!\\n\"; \
+               print \"made\\n\"'";
+    assert_eq!(s.confined(udp), json!({"output": "socket: Permission denied", "exit_code": 13}));
+    // Unix sockets stay: a pipe-like socketpair is what many programs use.
+    let unix =
+        "perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die \"$!\\n\"; \
+                print \"paired\\n\"'";
+    assert_eq!(s.confined(unix), json!({"output": "paired", "exit_code": 0}));
+    // Unconfined, and confined with the network on, MPTCP connects: the
+    // case can fail (the probe is real, the kernel has MPTCP).
+    let open = s.unconfined(&mptcp);
+    if open["output"] != "connected" {
+        skipped(&format!(
+            "this kernel makes no MPTCP socket ({open}); only the refusal is checked"
+        ));
+        return;
+    }
+    let ran = s
+        .env
+        .cmd("bash")
+        .env("TMPDIR", &s.tmp)
+        .env("IKIGAI_TOOLS_ROOTS", s.env.work())
+        .env("IKIGAI_TOOLS_NETWORK", "on")
+        .as_nobody()
+        .stdin(json!({ "command": connect_with("262", port) }).to_string())
+        .run();
+    assert_eq!(ran.json(), json!({"output": "connected", "exit_code": 0}));
+}
+
+// ---------------------------------------------------------------------------
+// Break 4: metadata outside the roots.
+
+#[test]
+fn break_4_metadata_outside_the_roots_cannot_change() {
+    let s = Sandboxed::new();
+    if !s.kernel_allows_namespace() {
+        skipped(
+            "the kernel gives no user namespace here (`unshare -Urm` fails): metadata outside \
+             the roots is not protected (README, \"What it does not protect\")",
+        );
+        return;
+    }
+    let file = s.outside.join("f.txt");
+    fs::write(&file, "outside\n").expect("write");
+    let dir = s.outside.join("d");
+    fs::create_dir(&dir).expect("mkdir");
+    if is_root() {
+        let _ = Command::new("chown").args(["-R", "65534:65534"]).arg(&s.outside).status();
+    }
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).expect("chmod");
+    let before = (fs::metadata(&file).expect("stat"), fs::metadata(&dir).expect("stat"));
+    let mut attacks = vec![
+        format!("chmod 666 {}", file.display()),
+        format!("chmod 000 {}", dir.display()),
+        format!("touch -d 2001-01-01 {}", file.display()),
+        format!("chown {0}:{0} {1}", tool_uid(), file.display()),
+    ];
+    for (program, attack) in [
+        ("chattr", format!("chattr +d {}", file.display())),
+        ("setfattr", format!("setfattr -n user.x -v 1 {}", file.display())),
+        ("setfacl", format!("setfacl -m u:{}:rwx {}", tool_uid(), file.display())),
+    ] {
+        if has(program) {
+            attacks.push(attack);
+        } else {
+            skipped(&format!("{program} is not installed: that attack is not tried (apt-get install attr acl e2fsprogs)"));
+        }
+    }
+    for attack in &attacks {
+        let v = s.confined(&format!("{attack} && echo changed"));
+        assert_ne!(v["exit_code"], 0, "{attack}: {v}");
+        assert!(output(&v).contains("Read-only file system"), "{attack}: {v}");
+    }
+    let after = (fs::metadata(&file).expect("stat"), fs::metadata(&dir).expect("stat"));
+    assert_eq!(before.0.mode(), after.0.mode(), "mode changed");
+    assert_eq!(before.1.mode(), after.1.mode(), "directory mode changed");
+    assert_eq!(before.0.mtime(), after.0.mtime(), "times changed");
+    assert_eq!(before.0.ctime(), after.0.ctime(), "something changed the inode");
+    // Inside the roots and in $TMPDIR metadata changes as usual; devices
+    // are written on a read-only mount all the same.
+    let v = s.confined(
+        "touch in && chmod 600 in && touch -d 2001-01-01 in && echo t > \"$TMPDIR/t\" \
+         && chmod 600 \"$TMPDIR/t\" && echo x > /dev/null && echo ok",
+    );
+    assert_eq!(v, json!({"output": "ok", "exit_code": 0}));
+    // /dev/tty: no controlling terminal, as unconfined (not EROFS).
+    let tty = "echo x > /dev/tty";
+    let confined_tty = s.confined(tty);
+    assert!(output(&confined_tty).contains("No such device or address"), "{confined_tty}");
+    // Unconfined, every attack works: the case can fail.
+    for attack in &attacks {
+        let v = s.unconfined(attack);
+        assert_eq!(v["exit_code"], 0, "unconfined {attack}: {v}");
+    }
+    assert_ne!(fs::metadata(&file).expect("stat").mode(), before.0.mode());
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod back");
+}
+
+#[test]
+fn break_4_a_command_run_as_root_keeps_no_capability_to_undo_the_read_only_outside() {
+    if !is_root() {
+        skipped("the tool runs as root only when the tests do");
+        return;
+    }
+    let s = Sandboxed::new();
+    if !s.kernel_allows_namespace() {
+        skipped("the kernel gives no user namespace here (`unshare -Urm` fails)");
+        return;
+    }
+    let file = s.outside.join("f.txt");
+    fs::write(&file, "outside\n").expect("write");
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).expect("chmod");
+    // As root (not nobody): uid 0 maps to 0 in the namespace.
+    let run = |command: &str| {
+        let ran = s
+            .env
+            .cmd("bash")
+            .env("TMPDIR", &s.tmp)
+            .env("IKIGAI_TOOLS_ROOTS", s.env.work())
+            .stdin(json!({ "command": command }).to_string())
+            .run();
+        ran.json()
+    };
+    // mount_setattr(2), which no Landlock rule covers, clearing the
+    // read-only flag of `/` (442 on x86-64 and arm64 alike): with the
+    // capabilities the namespace's root would keep, it succeeds.
+    let v = run(&format!(
+        "perl -e '$p = \"/\"; $a = pack(\"QQQQ\", 0, 1, 0, 0); \
+         print syscall(442, -100, $p, 0, $a, 32) == 0 ? \"cleared\\n\" : \"refused: $!\\n\"'; \
+         chmod 666 {}",
+        file.display()
+    ));
+    assert!(output(&v).starts_with("refused: Operation not permitted"), "{v}");
+    assert_eq!(fs::metadata(&file).expect("stat").mode() & 0o777, 0o600, "{v}");
+    assert_eq!(
+        run("grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | cut -f2 | sort -u"),
+        json!({"output": "0000000000000000", "exit_code": 0})
+    );
+    // A namespace of its own: its copies of the mounts are locked, and
+    // /proc is read-only, so no map can be written.
+    let v = run(&format!(
+        "unshare -Urm sh -c 'mount -o remount,rw / ; chmod 666 {0}'; chmod 666 {0}",
+        file.display()
+    ));
+    assert_ne!(v["exit_code"], 0, "{v}");
+    assert_eq!(fs::metadata(&file).expect("stat").mode() & 0o777, 0o600, "{v}");
+}
+
+// ---------------------------------------------------------------------------
+// Break 5: leaked descriptors.
+
+/// The tool started by a host shell that left `outside/log` open on
+/// descriptor 3 (`exec 3>>log`, not close-on-exec); its answer.
+fn with_descriptor_3(s: &Sandboxed, command: &str, confined: bool) -> Value {
+    let log = s.outside.join("log");
+    let mut host = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh"]);
+        c
+    } else {
+        Command::new("/bin/sh")
+    };
+    host.arg("-c")
+        .arg("exec 3>>\"$LOG\"; exec \"$TOOL\" \"$ARGS\"")
+        .env("LOG", &log)
+        .env("TOOL", s.env.link("bash"))
+        .env("ARGS", json!({ "command": command }).to_string())
+        .env("TMPDIR", &s.tmp)
+        .current_dir(s.env.work())
+        .stdin(Stdio::null());
+    if confined {
+        host.env("IKIGAI_TOOLS_ROOTS", s.env.work());
+    } else {
+        host.env_remove("IKIGAI_TOOLS_ROOTS");
+    }
+    let out = host.output().expect("run the host shell");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON answer")
+}
+
+#[test]
+fn break_5_only_stdin_stdout_and_stderr_reach_the_command() {
+    let s = Sandboxed::new();
+    let log = s.outside.join("log");
+    for confined in [true, false] {
+        let v = with_descriptor_3(&s, "echo leaked >&3", confined);
+        assert!(output(&v).contains("Bad file descriptor"), "confined {confined}: {v}");
+        // The shell's own descriptors: 0, 1, 2 (and ls's directory).
+        let v = with_descriptor_3(&s, "ls /proc/self/fd | sort -n | tr '\\n' ' '", confined);
+        assert_eq!(v, json!({"output": "0 1 2 3 ", "exit_code": 0}), "confined {confined}");
+    }
+    assert_eq!(fs::read(&log).expect("the log"), b"", "the command wrote through descriptor 3");
+}
+
+// ---------------------------------------------------------------------------
+// Breaks 10 and 11: abstract sockets, signals, the guardian.
+
+fn scoped() -> bool {
+    // SAFETY: with a null attribute, size 0 and the VERSION flag the call
+    // only returns a number.
+    let abi = unsafe {
+        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32)
+    };
+    abi >= 6
+}
+
+#[test]
+fn break_10_signals_and_abstract_sockets_outside_the_sandbox_are_refused() {
+    if !scoped() {
+        skipped("Landlock ABI 6 is missing: signals and abstract sockets stay open (README)");
+        return;
+    }
+    use std::os::linux::net::SocketAddrExt;
+    let s = Sandboxed::new();
+    // A process of the same user, outside the sandbox.
+    let mut other = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--", "sleep", "60"]);
+        c
+    } else {
+        let mut c = Command::new("sleep");
+        c.arg("60");
+        c
+    };
+    let mut other = other.spawn().expect("sleep");
+    let signal = format!("kill -0 {0} && echo signalled", other.id());
+    let v = s.confined(&signal);
+    assert!(output(&v).contains("Operation not permitted"), "{v}");
+    assert_eq!(s.unconfined(&signal), json!({"output": "signalled", "exit_code": 0}));
+    let _ = other.kill();
+    let _ = other.wait();
+    if !has("perl") {
+        skipped("needs perl for the abstract socket probe");
+        return;
+    }
+    let name = format!("ikigai-tools-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).expect("name");
+    let _listener = std::os::unix::net::UnixListener::bind_addr(&addr).expect("bind abstract");
+    let connect = format!(
+        "perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+         connect($s, pack_sockaddr_un(\"\\0{name}\")) or die \"connect: $!\\n\"; print \"connected\\n\"'"
+    );
+    let v = s.confined(&connect);
+    assert_eq!(v, json!({"output": "connect: Operation not permitted", "exit_code": 1}));
+    assert_eq!(s.unconfined(&connect), json!({"output": "connected", "exit_code": 0}));
+}
+
+/// Whether process `pid` exists (and is not a zombie).
+fn alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.starts_with(" Z")))
+}
+
+/// The bash tool (as a host starts it) running a command that kills its
+/// guardian, then leaves `sleep 60` in the background and waits; the tool
+/// is SIGKILLed once the sleep's pid is written. The sleep's pid and
+/// whether it outlived the tool by a second.
+fn guardian_attack(s: &Sandboxed, confined: bool) -> (i32, bool) {
+    let pidfile = s.env.path("bg.pid");
+    let _ = fs::remove_file(&pidfile);
+    // The guardian is the tool's other child: not this shell.
+    let command = "for p in /proc/[0-9]*; do \
+           [ \"$(awk '/^PPid:/{print $2}' $p/status 2>/dev/null)\" = \"$PPID\" ] && \
+           [ \"${p#/proc/}\" != \"$$\" ] && kill -9 \"${p#/proc/}\"; \
+         done; sleep 60 & echo $! > bg.pid.tmp; mv bg.pid.tmp bg.pid; wait";
+    let mut tool = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(s.env.link("bash"));
+        c
+    } else {
+        Command::new(s.env.link("bash"))
+    };
+    tool.arg(json!({ "command": command }).to_string())
+        .env("TMPDIR", &s.tmp)
+        .current_dir(s.env.work())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if confined {
+        tool.env("IKIGAI_TOOLS_ROOTS", s.env.work());
+    }
+    let mut tool = tool.spawn().expect("the tool");
+    let start = Instant::now();
+    let pid = loop {
+        if let Some(pid) = fs::read_to_string(&pidfile).ok().and_then(|t| t.trim().parse().ok()) {
+            break pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the command never started sleep");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // The setpriv wrapper execs the tool: this pid is the tool's.
+    let _ = tool.kill();
+    let _ = tool.wait();
+    let start = Instant::now();
+    while alive(pid) && start.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let survived = alive(pid);
+    if survived {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    (pid, survived)
+}
+
+#[test]
+fn break_11_a_confined_command_cannot_kill_its_guardian_and_outlive_the_tool() {
+    if !scoped() {
+        skipped("Landlock ABI 6 is missing: a command can signal its guardian (README)");
+        return;
+    }
+    let s = Sandboxed::new();
+    let (pid, survived) = guardian_attack(&s, true);
+    assert!(!survived, "sleep {pid} outlived a SIGKILL of the confined tool");
+    // Unconfined the guardian can be killed, and the sleep survives: the
+    // attack is real (README, "What it does not protect").
+    let (pid, survived) = guardian_attack(&s, false);
+    assert!(survived, "unconfined, sleep {pid} should have outlived the tool");
+}
+
+// ---------------------------------------------------------------------------
+// Break 1 (the bash part): the command moved the walls.
+
+#[test]
+fn break_1_a_command_cannot_replace_a_root_under_the_temporary_directory_with_a_link() {
+    let s = Sandboxed::new();
+    // The root lies directly in the temporary directory, as a `mktemp -d`
+    // workspace does.
+    let root = s.tmp.join("proj");
+    fs::create_dir(&root).expect("mkdir");
+    if is_root() {
+        let _ = Command::new("chown").args(["65534:65534"]).arg(&root).status();
+    }
+    let attack = format!("mv {0} {0}.old && ln -s / {0} && echo moved", root.display());
+    let bash = |command: &str| s.call("bash", &json!({ "command": command }), Some(&root));
+    let v = bash(&attack);
+    assert_ne!(v["exit_code"], 0, "{v}");
+    assert!(root.is_dir() && !root.is_symlink(), "the root was replaced: {v}");
+    // The next calls are still confined to the root.
+    let target = s.outside.join("escaped.txt");
+    let write = s.call(
+        "file_write",
+        &json!({ "file_path": target.display().to_string(), "content": "escaped\n" }),
+        Some(&root),
+    );
+    assert_eq!(write["error_code"], "PERMISSION_DENIED", "{write}");
+    let v = bash(&format!("echo escaped > {}", target.display()));
+    assert_ne!(v["exit_code"], 0, "{v}");
+    assert!(!target.exists(), "a confined call wrote outside");
+    // The same attack unconfined moves the root: the case can fail.
+    let v = s.unconfined(&attack);
+    assert_eq!(v, json!({"output": "moved", "exit_code": 0}));
+    assert!(root.is_symlink());
+}
+
+#[test]
+fn a_root_inside_the_private_temporary_directory_is_refused() {
+    let s = Sandboxed::new();
+    // Made by a first call, then named as a root.
+    s.confined("true");
+    let private = s.tmp.join(format!("ikigai-tools-{}", tool_uid()));
+    let root = private.join("proj");
+    let v = s.confined(&format!("mkdir {}", root.display()));
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let v = s.call("bash", &json!({ "command": "echo hi" }), Some(&root));
+    assert_eq!(v["error_code"], "PERMISSION_DENIED", "{v}");
+    let e = v["error"].as_str().expect("error");
+    assert!(e.contains("inside the sandbox's temporary directory"), "{e}");
+}
+
+#[test]
+fn a_private_temporary_directory_open_to_others_is_refused() {
+    let s = Sandboxed::new();
+    let private = s.tmp.join(format!("ikigai-tools-{}", tool_uid()));
+    fs::create_dir(&private).expect("mkdir");
+    if is_root() {
+        let _ = Command::new("chown").args(["65534:65534"]).arg(&private).status();
+    }
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o777)).expect("chmod");
+    let v = s.confined("echo hi");
+    assert_eq!(v["error_code"], "PERMISSION_DENIED", "{v}");
+    let e = v["error"].as_str().expect("error");
+    assert!(e.contains("is open to other users (mode 777"), "{e}");
+    // A link planted at its name is refused too.
+    fs::remove_dir(&private).expect("rmdir");
+    std::os::unix::fs::symlink(&s.outside, &private).expect("symlink");
+    let v = s.confined("echo hi");
+    assert_eq!(v["error_code"], "PERMISSION_DENIED", "{v}");
+}
+
+/// The same attack where the kernel gives no namespace: the tool run by a
+/// confined command (whose /proc is read-only, so no map can be written)
+/// falls back to Landlock and seccomp, and only the private temporary
+/// directory keeps the root in place. The outer call's root is the whole
+/// fixture, so the inner sandbox is the only wall.
+#[test]
+fn break_1_without_a_namespace_a_command_cannot_replace_a_root_under_the_temporary_directory() {
+    let s = Sandboxed::new();
+    let root = s.tmp.join("proj");
+    fs::create_dir(&root).expect("mkdir");
+    if is_root() {
+        let _ = Command::new("chown").args(["65534:65534"]).arg(&root).status();
+    }
+    let target = s.outside.join("escaped.txt");
+    let inner = |tool: &str, args: Value| {
+        format!(
+            "IKIGAI_TOOLS_ROOTS={} TMPDIR={} {} '{}' 2>/dev/null; echo",
+            root.display(),
+            s.tmp.display(),
+            s.env.link(tool).display(),
+            args
+        )
+    };
+    let script = [
+        inner("bash", json!({ "command": "readlink /proc/self/ns/user" })),
+        "readlink /proc/self/ns/user".to_owned(),
+        inner(
+            "bash",
+            json!({ "command": format!("mv {0} {0}.old && ln -s / {0} && echo moved", root.display()) }),
+        ),
+        inner(
+            "file_write",
+            json!({ "file_path": target.display().to_string(), "content": "escaped\n" }),
+        ),
+        inner("bash", json!({ "command": format!("echo escaped > {}", target.display()) })),
+    ]
+    .join("; ");
+    let base = s.env.work().parent().expect("base").to_path_buf();
+    let v = s.call("bash", &json!({ "command": script }), Some(&base));
+    let lines: Vec<&str> = output(&v).lines().collect();
+    assert_eq!(lines.len(), 5, "{v}");
+    let answer = |i: usize| -> Value { serde_json::from_str(lines[i]).expect("an inner answer") };
+    // No namespace of its own: the fallback is what is tried here.
+    assert_eq!(answer(0)["output"], lines[1], "{v}");
+    assert_ne!(answer(2)["exit_code"], 0, "{v}");
+    assert!(root.is_dir() && !root.is_symlink(), "the root was replaced: {v}");
+    assert_eq!(answer(3)["error_code"], "PERMISSION_DENIED", "{v}");
+    assert_ne!(answer(4)["exit_code"], 0, "{v}");
+    assert!(!target.exists(), "a confined call wrote outside");
+}
+
+// ---------------------------------------------------------------------------
+// Found on the way: a command that can make user namespaces can use up the
+// user's count from a background process, and the next call, finding none
+// left, would run without its read-only namespace.
+
+#[test]
+fn a_confined_command_cannot_make_a_user_namespace_to_starve_the_next_call() {
+    if !has("unshare") {
+        skipped("needs unshare (util-linux)");
+        return;
+    }
+    let s = Sandboxed::new();
+    let attack = "unshare -U true && echo made";
+    for network in ["off", "on"] {
+        let ran = s
+            .env
+            .cmd("bash")
+            .env("TMPDIR", &s.tmp)
+            .env("IKIGAI_TOOLS_ROOTS", s.env.work())
+            .env("IKIGAI_TOOLS_NETWORK", network)
+            .as_nobody()
+            .stdin(json!({ "command": attack }).to_string())
+            .run();
+        let v = ran.json();
+        assert_ne!(v["exit_code"], 0, "network {network}: {v}");
+        assert!(output(&v).contains("Permission denied"), "network {network}: {v}");
+    }
+    // Threads and child processes are made as usual (clone3 answers
+    // ENOSYS, and libc falls back to clone).
+    let v =
+        s.confined("sh -c 'echo child' & wait; perl -e 'fork or exit; wait; print \"forked\\n\"'");
+    assert_eq!(v, json!({"output": "child\nforked", "exit_code": 0}));
+    if !s.kernel_allows_namespace() {
+        skipped("the kernel gives no user namespace here: the unconfined twin is not run");
+        return;
+    }
+    assert_eq!(s.unconfined(attack), json!({"output": "made", "exit_code": 0}));
+}
