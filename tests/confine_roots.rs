@@ -3,16 +3,17 @@
 //! (README, "Confinement: allowed roots" and "Confining a session").
 //!
 //! In each test the confined command itself is the attacker: a bash call
-//! renames a root away and puts a link to `outside/` in its place, and the
-//! next calls try to read and write there through the root's old name.
-//! Nothing outside may be read or changed.
+//! renames the directory holding a root away and puts a link to `outside/`
+//! at the root's name (renaming the root itself fails: in bash's namespace
+//! a root is a mount point), and the next calls try to read and write there
+//! through the root's old name. Nothing outside may be read or changed.
 //!
 //! - With roots by name (a host's `IKIGAI_TOOLS_ROOTS`), a root reached
 //!   through another root is refused once it leads out of it.
 //! - An MCP session holds its roots as descriptors: the move only moved the
 //!   directory, which later calls still find.
 //!
-//! The fixture: `work/a` and `work/a/b` (or a link to it) are the roots,
+//! The fixture: `work/a` and `work/a/p/b` (or a link to it) are the roots,
 //! `outside/` beside `work/` is not, and `TMPDIR` is `tmp/` beside them.
 
 use crate::common;
@@ -41,7 +42,7 @@ impl Fixture {
             fs::create_dir(dir).expect("mkdir");
         }
         fs::write(outside.join("secret.txt"), SECRET).expect("write the secret");
-        env.mkdir("a/b");
+        env.mkdir("a/p/b");
         Fixture { env, outside, tmp }
     }
 
@@ -58,13 +59,16 @@ impl Fixture {
         ran.json()
     }
 
-    /// The attack, as a shell command: `dir` renamed to `dir.old`, and a
-    /// link to `outside/` put in its place.
+    /// The attack, as a shell command: the directory holding `dir` renamed
+    /// to `.old` (with `dir` in it: see [`moved`]), made anew, and a link to
+    /// `outside/` put at `dir`'s name.
     fn move_the_wall(&self, dir: &Path) -> String {
+        let parent = dir.parent().expect("a root below a directory");
         format!(
-            "mv '{0}' '{0}.old' && ln -s '{1}' '{0}' && echo moved",
-            dir.display(),
-            self.outside.display()
+            "mv '{0}' '{0}.old' && mkdir '{0}' && ln -s '{1}' '{2}' && echo moved",
+            parent.display(),
+            self.outside.display(),
+            dir.display()
         )
     }
 
@@ -85,6 +89,13 @@ fn assert_no_secret(answer: &Value) {
     assert!(!answer.to_string().contains(SECRET), "the secret leaked: {answer}");
 }
 
+/// Where [`Fixture::move_the_wall`] put the directory that was at `dir`.
+fn moved(dir: &Path) -> PathBuf {
+    let parent = dir.parent().expect("a root below a directory");
+    let name = parent.file_name().unwrap_or_default().to_string_lossy();
+    parent.with_file_name(format!("{name}.old")).join(dir.file_name().unwrap_or_default())
+}
+
 /// The three tries through the moved root's old name `dir`: file_write,
 /// file_read, bash writing; each answer returned for the caller to check.
 fn tries(dir: &Path) -> [(&'static str, Value); 3] {
@@ -98,7 +109,7 @@ fn tries(dir: &Path) -> [(&'static str, Value); 3] {
 #[test]
 fn break1_env_nested_root_moved_by_the_command_gains_nothing() {
     let f = Fixture::new();
-    let (a, b) = (f.env.path("a"), f.env.path("a/b"));
+    let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let roots = format!("{}:{}", a.display(), b.display());
     let moved = f.call("bash", &roots, json!({"command": f.move_the_wall(&b)}));
     assert_eq!(moved["output"], "moved", "the command could not move the root: {moved}");
@@ -120,14 +131,14 @@ fn break1_env_nested_root_moved_by_the_command_gains_nothing() {
 #[test]
 fn break1_env_root_through_a_link_in_another_root_gains_nothing() {
     let f = Fixture::new();
-    let (a, b) = (f.env.path("a"), f.env.path("a/b"));
+    let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let link = f.env.path("link");
     std::os::unix::fs::symlink(&b, &link).expect("symlink");
     let roots = format!("{}:{}", a.display(), link.display());
     // Before: the root reached through the link works.
     let wrote = f.call("file_write", &roots, json!({"file_path": link.join("f"), "content": "x"}));
     assert!(wrote.get("error").is_none(), "{wrote}");
-    assert_eq!(f.env.read("a/b/f"), b"x");
+    assert_eq!(f.env.read("a/p/b/f"), b"x");
     let moved = f.call("bash", &roots, json!({"command": f.move_the_wall(&b)}));
     assert_eq!(moved["output"], "moved", "the command could not move the root: {moved}");
     for (tool, args) in tries(&link) {
@@ -145,8 +156,7 @@ fn mcp_tries(session: &mut Session, dir: &Path) {
         let answer = session.call(id, tool, args);
         assert!(!answer.to_string().contains(SECRET), "{tool}: the secret leaked: {answer}");
     }
-    let moved = dir
-        .with_file_name(format!("{}.old", dir.file_name().unwrap_or_default().to_string_lossy()));
+    let moved = moved(dir);
     let answer =
         session.call(20, "file_write", json!({"file_path": dir.join("later"), "content": "x"}));
     assert_eq!(answer["result"]["isError"], false, "{answer}");
@@ -156,7 +166,7 @@ fn mcp_tries(session: &mut Session, dir: &Path) {
 #[test]
 fn break1_mcp_nested_roots_moved_by_the_command_gain_nothing() {
     let f = Fixture::new();
-    let (a, b) = (f.env.path("a"), f.env.path("a/b"));
+    let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let args = ["--root".as_ref(), a.as_os_str(), "--root".as_ref(), b.as_os_str()];
     let mut session = Session::initialized_with(&f.env, &args, json!({}));
     let moved = session.call(2, "bash", json!({"command": f.move_the_wall(&b)}));
@@ -168,7 +178,7 @@ fn break1_mcp_nested_roots_moved_by_the_command_gain_nothing() {
 #[test]
 fn break1_mcp_client_roots_moved_by_the_command_gain_nothing() {
     let f = Fixture::new();
-    let (a, b) = (f.env.path("a"), f.env.path("a/b"));
+    let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let offers_roots = json!({"roots": {"listChanged": true}});
     let mut session = Session::initialized_with(&f.env, &[], offers_roots);
     answer_roots_list(&mut session, &[file_uri(&a), file_uri(&b)]);
@@ -181,19 +191,26 @@ fn break1_mcp_client_roots_moved_by_the_command_gain_nothing() {
 #[test]
 fn break1_mcp_root_under_the_temporary_directory_moved_by_the_command_gains_nothing() {
     // The server's TMPDIR is `tmp/` (see `Session::start_with`): a root in
-    // it, as a `mktemp -d` workspace is, while bash may write there.
+    // it, as a `mktemp -d` workspace is. bash may write only its private
+    // directory there (README, "Confinement"), so the root stays in place.
     let f = Fixture::new();
     let proj = f.env.mkdir("../tmp/proj");
     let mut session =
         Session::initialized_with(&f.env, &["--root".as_ref(), proj.as_os_str()], json!({}));
-    let moved = session.call(2, "bash", json!({"command": f.move_the_wall(&proj)}));
-    if moved["result"]["structuredContent"]["output"] != "moved" {
-        // The private temporary directory (README, "Confinement") keeps
-        // bash from renaming in the temporary directory at all.
-        common::skipped("bash cannot rename in the temporary directory");
-        return;
+    let attack = format!(
+        "mv '{0}' '{0}.old' && ln -s '{1}' '{0}' && echo moved",
+        proj.display(),
+        f.outside.display()
+    );
+    let tried = session.call(2, "bash", json!({ "command": attack }));
+    let output = tried["result"]["structuredContent"]["output"].as_str().unwrap_or_default();
+    assert!(output.starts_with("mv: cannot move"), "the root was moved: {tried}");
+    for (id, (tool, args)) in (10..).zip(tries(&proj)) {
+        let answer = session.call(id, tool, args);
+        assert!(!answer.to_string().contains(SECRET), "{tool}: the secret leaked: {answer}");
     }
-    mcp_tries(&mut session, &proj);
+    assert!(proj.is_dir() && !proj.is_symlink(), "the root is no longer a directory");
+    assert_eq!(fs::read_to_string(proj.join("w.txt")).expect("w.txt in the root"), "escaped");
     f.assert_outside_untouched();
 }
 
