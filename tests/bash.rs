@@ -1,4 +1,4 @@
-//! The bash tool (seed 000, seed 004, CONTRACT §4 "bash" and §5).
+//! The bash tool (seed 000, seed 004, docs/TOOLS.md, bash; README, "Output limit").
 
 // The harness names its builder method `as_nobody`, which clippy reads as a
 // conversion; allowed here rather than changing the shared harness.
@@ -128,7 +128,7 @@ fn output_past_the_limit_keeps_head_and_tail() {
         .stdin(r#"{"command":"seq 1 100000"}"#)
         .run();
     let full: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
-    // The limit bounds the whole answer, escaping included (CONTRACT §5):
+    // The limit bounds the whole answer, escaping included (README, "Output limit"):
     // head and tail take half of what the envelope and marker leave each,
     // a newline two bytes; one trailing newline stripped.
     let expected = common::answer::bounded_lines(full.as_bytes(), 1000);

@@ -1,4 +1,4 @@
-//! Crash-safe writes (issue item 3, CONTRACT §4 "how a file is written"):
+//! Crash-safe writes (issue item 3, docs/TOOLS.md, "file_write and file_edit"):
 //! file_write and file_edit are killed with SIGKILL at moments spread over
 //! the whole length of a write of a 50 MiB file, 100 times each in the long
 //! trials.

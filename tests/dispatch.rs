@@ -154,7 +154,7 @@ fn list_prints_the_command_names_one_per_line() {
     let env = Env::new();
     let ran = env.cmd("ikigai-tools").arg("--list").run();
     assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
-    // The names install.sh links (CONTRACT §6).
+    // The names install.sh links (README, "install.sh").
     assert_eq!(ran.stdout_text(), "bash\nfile-read\nfile-write\nfile-edit\nglob\ngrep\n");
     let ran = env.cmd("ikigai-tools").arg("--list").arg("grep").run();
     assert_eq!((ran.code, ran.stdout.len()), (Some(2), 0));

@@ -1,5 +1,5 @@
 //! file_read: whole files, line ranges, the output limit and every error
-//! code the tool can give (CONTRACT §4, §5; seed 000).
+//! code the tool can give (docs/TOOLS.md; README, "Output limit"; seed 000).
 
 use crate::common;
 use common::*;

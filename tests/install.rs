@@ -1,4 +1,4 @@
-//! install.sh (CONTRACT §6): into a temporary prefix, then a tool called
+//! install.sh (README, "install.sh"): into a temporary prefix, then a tool called
 //! through the installed links. The binary under test is given with
 //! --binary so the test does not rebuild in release mode (.ci/run runs the
 //! building path once).

@@ -1,4 +1,4 @@
-//! `ikigai-tools mcp` over raw JSON-RPC lines (CONTRACT §7): the handshake
+//! `ikigai-tools mcp` over raw JSON-RPC lines (README, "MCP hosts"): the handshake
 //! of every revision, what a bad line or an unknown name gets, and the
 //! processes behind a call — gone after a cancellation or when stdin
 //! closes, and never taking the server with them. The official Python SDK

@@ -1,5 +1,5 @@
-//! Crash-safe writing, shared by file_write and file_edit (CONTRACT §4, "how
-//! a file is written").
+//! Crash-safe writing, shared by file_write and file_edit (docs/TOOLS.md,
+//! "file_write and file_edit").
 //!
 //! The new content goes to a temporary file in the target's own directory
 //! (`fs::temp_file`), which is flushed to disk and renamed over the target,
@@ -20,7 +20,7 @@
 //! forever.
 //!
 //! Every step works on the target's directory descriptor and the file's
-//! name in it (`fs::target`): with confinement on (CONTRACT §8) that
+//! name in it (`fs::target`): with confinement on (README, "Confinement: allowed roots") that
 //! descriptor was opened beneath an allowed root, and nothing is resolved
 //! by path again — not the temporary file, the rename, the in-place write,
 //! the attributes or the directory's flush.

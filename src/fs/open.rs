@@ -15,7 +15,7 @@ use crate::error::ToolError;
 
 /// Opens `path` for reading if it is a regular file; the errors are those
 /// of seed 000. file_read reads it, file_edit edits it. With `roots`
-/// (CONTRACT §8) it is opened beneath them, or refused.
+/// (README, "Confinement: allowed roots") it is opened beneath them, or refused.
 ///
 /// The kind of file is checked before opening (a FIFO would block the open,
 /// a socket cannot be opened) and again on the open file (it may have been

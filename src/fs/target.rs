@@ -6,7 +6,7 @@
 //! - Unconfined: the path is followed through its symbolic links (chains
 //!   and relative links included, as `echo > link` does) to the file they
 //!   end at, and that file's directory is opened.
-//! - Confined (CONTRACT §8): the directory is opened beneath an allowed
+//! - Confined (README, "Confinement: allowed roots"): the directory is opened beneath an allowed
 //!   root by `Roots::open_parent`, which follows links only while they stay
 //!   beneath the roots; the name is then never followed (O_NOFOLLOW,
 //!   AT_SYMLINK_NOFOLLOW), so a link planted meanwhile is refused, not

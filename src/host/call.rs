@@ -13,7 +13,7 @@
 //!
 //! Current ikigai releases read at most 64 KiB of a tool's stdout; this
 //! host reads up to the output limit, which bounds the tools' whole answers
-//! (CONTRACT §5), so it accepts every answer they give.
+//! (README, "Output limit"), so it accepts every answer they give.
 //! When the tool exits but something it left running still holds its
 //! stdout, what is in the pipe is read and the rest is not waited for.
 

@@ -1,4 +1,4 @@
-//! file_edit: replaces exact text in a file (CONTRACT §4).
+//! file_edit: replaces exact text in a file (docs/TOOLS.md).
 //!
 //! - Exact byte matching over the whole file, NUL bytes included;
 //!   occurrences counted left to right without overlap (memmem).

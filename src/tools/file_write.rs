@@ -1,8 +1,9 @@
-//! file_write: creates or overwrites a file with `content` (CONTRACT §4).
+//! file_write: creates or overwrites a file with `content` (docs/TOOLS.md).
 //! The writing itself, crash-safe and keeping mode, owner, attributes and
 //! links, is `fs::atomic_write`'s (on the directory and name `fs::target`
-//! resolves, beneath the allowed roots if any: CONTRACT §8); the lock that serialises it with edits
-//! and other writes of the file is `fs::lock`'s. This file is the tool's
+//! resolves, beneath the allowed roots if any: README, "Confinement:
+//! allowed roots"); the lock that serialises it with edits and other writes
+//! of the file is `fs::lock`'s. This file is the tool's
 //! arguments and answer.
 
 use crate::fs::target::Target;

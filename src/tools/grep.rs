@@ -1,4 +1,4 @@
-//! grep: the lines of files that match a regular expression (CONTRACT §4
+//! grep: the lines of files that match a regular expression (docs/TOOLS.md
 //! grep, seed 000).
 //!
 //! `{"output":"PATH:LINE: TEXT\n…","count":N}`. The files are those glob
@@ -8,12 +8,12 @@
 //! parallel and their results stitched back in order.
 //!
 //! Memory stays bounded by the output limit plus a constant, whatever the
-//! files hold (CONTRACT §5): a file searched ahead of the files before it
+//! files hold (README, "Output limit"): a file searched ahead of the files before it
 //! holds at most `HOLD_AHEAD` bytes of lines; past that it waits for its
 //! turn and hands its lines over to the answer, as it does from then on.
 //! The files read whole take at most `WHOLE_TOTAL` across the threads.
 //!
-//! With allowed roots (CONTRACT §8) the walk stays beneath them and each
+//! With allowed roots (README, "Confinement: allowed roots") the walk stays beneath them and each
 //! file is opened from the descriptor of the directory the walk found it in
 //! (`open_entry`, never following a link), never by its path.
 

@@ -62,7 +62,7 @@ pub static TOOLS: [Tool; 6] = [
 ];
 
 impl Tool {
-    /// Every spelling the tool answers to (CONTRACT §1) besides `command`:
+    /// Every spelling the tool answers to (README, "The tools") besides `command`:
     /// the schema name, and both with a `-tool` or `_tool` suffix.
     pub fn aliases(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
@@ -95,7 +95,7 @@ pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == normal)
 }
 
-/// The tool name a file or command name stands for (CONTRACT §1): without
+/// The tool name a file or command name stands for (README, "The tools"): without
 /// an extension and a `-tool`/`_tool` suffix, `-` read as `_`.
 pub fn normalize_name(name: &str) -> String {
     let stem = name.split('.').next().unwrap_or(name).replace('-', "_");
