@@ -1,7 +1,7 @@
 //! Every escape class of the README's "Confinement: allowed roots" against
-//! reading and writing beneath a root, each also shown to escape without confinement (so the test can
-//! fail), links that stay inside, a root that is a link, relative paths,
-//! and the rename race.
+//! reading and writing beneath a root, each also shown to escape without
+//! confinement (so the test can fail), links that stay inside, a root that
+//! is a link, relative paths, and the rename race.
 
 use std::fs;
 use std::io::Read;
