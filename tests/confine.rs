@@ -26,11 +26,7 @@ struct Confined {
 impl Confined {
     fn new() -> Confined {
         let env = Env::new();
-        let base = env.work().parent().expect("env root").to_path_buf();
-        let (outside, tmp) = (base.join("outside"), base.join("tmp"));
-        for dir in [&outside, &tmp] {
-            fs::create_dir(dir).expect("mkdir");
-        }
+        let (outside, tmp) = (env.beside("outside"), env.beside("tmp"));
         Confined { env, outside, tmp }
     }
 

@@ -36,11 +36,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let env = Env::new();
-        let base = env.work().parent().expect("env root").to_path_buf();
-        let (outside, tmp) = (base.join("outside"), base.join("tmp"));
-        for dir in [&outside, &tmp] {
-            fs::create_dir(dir).expect("mkdir");
-        }
+        let (outside, tmp) = (env.beside("outside"), env.beside("tmp"));
         fs::write(outside.join("secret.txt"), SECRET).expect("write the secret");
         env.mkdir("a/p/b");
         Fixture { env, outside, tmp }

@@ -38,11 +38,7 @@ struct Sandboxed {
 impl Sandboxed {
     fn new() -> Sandboxed {
         let env = Env::new();
-        let base = env.work().parent().expect("env root").to_path_buf();
-        let (outside, tmp) = (base.join("outside"), base.join("tmp"));
-        for dir in [&outside, &tmp] {
-            fs::create_dir(dir).expect("mkdir");
-        }
+        let (outside, tmp) = (env.beside("outside"), env.beside("tmp"));
         let s = Sandboxed { env, outside, tmp };
         s.give_to_tool_user();
         s

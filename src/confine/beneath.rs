@@ -304,9 +304,9 @@ impl Roots {
 }
 
 /// Puts the components of `path` in front of the names still to walk
-/// (`todo` holds them next-last); `.` is dropped, `/` never occurs (only
-/// relative paths come here).
-fn push_front(todo: &mut Vec<OsString>, path: &Path) {
+/// (`todo` holds them next-last); `.` and `/` are dropped (an absolute
+/// link target restarts its walk from `/`, which is the caller's to do).
+pub(super) fn push_front(todo: &mut Vec<OsString>, path: &Path) {
     for component in path.components().rev() {
         match component {
             Component::Normal(name) => todo.push(name.to_os_string()),

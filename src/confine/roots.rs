@@ -34,6 +34,7 @@ use std::sync::OnceLock;
 
 use rustix::fs::{fstat, open, openat, readlinkat, FileType, Mode, OFlags};
 
+use super::beneath::push_front;
 use super::error::ConfineError;
 
 /// The variable that turns confinement on: colon-separated directories.
@@ -502,18 +503,6 @@ fn take_inherited(fds: &OsStr, names: &OsStr) -> Result<Inherited, String> {
         taken.push((name, fd));
     }
     Ok(taken)
-}
-
-/// Puts the components of `path` in front of the names still to resolve
-/// (`todo` holds them next-last); `.` and `/` are dropped.
-fn push_front(todo: &mut Vec<OsString>, path: &Path) {
-    for component in path.components().rev() {
-        match component {
-            Component::Normal(name) => todo.push(name.to_os_string()),
-            Component::ParentDir => todo.push(OsString::from("..")),
-            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-        }
-    }
 }
 
 #[cfg(test)]

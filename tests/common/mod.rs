@@ -124,6 +124,14 @@ impl Env {
         p
     }
 
+    /// A new directory `name` beside `work/` (an `outside/`, a `tmp/`): not
+    /// under the tools' working directory, still in the test's own tree.
+    pub fn beside(&self, name: &str) -> PathBuf {
+        let p = self.root.path().join(name);
+        fs::create_dir(&p).expect("mkdir beside work/");
+        p
+    }
+
     pub fn mkdir(&self, rel: &str) -> PathBuf {
         let p = self.path(rel);
         fs::create_dir_all(&p).expect("mkdir -p");
