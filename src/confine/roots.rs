@@ -338,6 +338,28 @@ impl Roots {
         &self.roots
     }
 
+    /// The values of `IKIGAI_TOOLS_ROOTS` and `IKIGAI_TOOLS_ROOT_FDS` that
+    /// hand these roots to a child, which takes them back with `from_env`:
+    /// the names given and the descriptors, in the same order, each list
+    /// colon-separated. `Err` with the first name that holds a `:`, which
+    /// such a list cannot carry.
+    pub fn env_values(&self) -> Result<(OsString, OsString), &Path> {
+        let (mut names, mut fds) = (Vec::new(), Vec::new());
+        for root in &self.roots {
+            let name = root.given.as_os_str().as_bytes();
+            if name.contains(&SEPARATOR) {
+                return Err(&root.given);
+            }
+            if !names.is_empty() {
+                names.push(SEPARATOR);
+                fds.push(SEPARATOR);
+            }
+            names.extend_from_slice(name);
+            fds.extend_from_slice(root.fd.as_raw_fd().to_string().as_bytes());
+        }
+        Ok((OsString::from_vec(names), OsString::from_vec(fds)))
+    }
+
     /// The roots as messages name them: `/w/proj, /w/lib`.
     pub fn shown(&self) -> String {
         let names: Vec<String> = self.roots.iter().map(|r| r.real.display().to_string()).collect();
@@ -439,10 +461,14 @@ fn real_path(fd: BorrowedFd<'_>) -> std::io::Result<PathBuf> {
     }
 }
 
+/// What separates the entries of `IKIGAI_TOOLS_ROOTS` and of
+/// `IKIGAI_TOOLS_ROOT_FDS`.
+const SEPARATOR: u8 = b':';
+
 /// The entries of a colon-separated list, empty ones left out.
 pub fn split_list(list: &OsStr) -> Vec<PathBuf> {
     list.as_bytes()
-        .split(|&b| b == b':')
+        .split(|&b| b == SEPARATOR)
         .filter(|entry| !entry.is_empty())
         .map(|entry| PathBuf::from(OsString::from_vec(entry.to_vec())))
         .collect()
@@ -462,7 +488,7 @@ fn take_inherited(fds: &OsStr, names: &OsStr) -> Result<Inherited, String> {
     let names = split_list(names);
     let text = fds.to_str().ok_or_else(|| format!("{ROOT_FDS_VAR} is not text"))?;
     let numbers: Vec<RawFd> = text
-        .split(':')
+        .split(char::from(SEPARATOR))
         .map(|n| n.parse::<RawFd>().ok().filter(|&n| n > 2))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| format!("{ROOT_FDS_VAR}={text:?} is not a list of descriptor numbers"))?;
@@ -642,6 +668,22 @@ mod tests {
         let mut file = roots.open_read(&t.join("a/b/in").display().to_string()).unwrap();
         std::io::Read::read_to_string(&mut file, &mut text).unwrap();
         assert_eq!(text, "inside");
+    }
+
+    #[test]
+    fn roots_handed_to_a_child_are_taken_back_as_they_were() {
+        let (_dir, t) = nested();
+        let roots = Roots::from_paths([t.join("a/b"), t.join("out")]).unwrap();
+        let (names, fds) = roots.env_values().unwrap();
+        let taken = take_inherited(&fds, &names).unwrap();
+        let given: Vec<&Path> = roots.roots().iter().map(Root::given).collect();
+        assert_eq!(taken.iter().map(|(name, _)| name.as_path()).collect::<Vec<_>>(), given);
+        for ((_, fd), root) in taken.iter().zip(roots.roots()) {
+            assert_eq!(id_of(fd).unwrap(), id_of(&root.fd).unwrap());
+        }
+        std::fs::create_dir(t.join("a:b")).unwrap();
+        let odd = Roots::from_paths([t.join("a"), t.join("a:b")]).unwrap();
+        assert_eq!(odd.env_values().unwrap_err(), t.join("a:b"));
     }
 
     #[test]

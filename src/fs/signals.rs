@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
 
 /// The signals by which a host tells the tool to stop.
-const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
+pub const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
 /// The temporary file to remove if the tool is stopped: its name, a C
 /// string leaked while registered (null when there is none), in the
@@ -38,12 +38,10 @@ pub fn install() {
         SaFlags::SA_RESTART,
         stop_signals(),
     );
-    for sig in STOP {
-        if !is_ignored(sig) {
-            // SAFETY: the handler only makes async-signal-safe calls
-            // (unlinkat, signal, raise) and reads atomics.
-            let _ = unsafe { sigaction(sig, &stop) };
-        }
+    for sig in heeded_stop_signals() {
+        // SAFETY: the handler only makes async-signal-safe calls (unlinkat,
+        // signal, raise) and reads atomics.
+        let _ = unsafe { sigaction(sig, &stop) };
     }
     let fail_the_write =
         SigAction::new(SigHandler::Handler(do_nothing), SaFlags::SA_RESTART, SigSet::empty());
@@ -129,6 +127,13 @@ extern "C" fn remove_temp_and_die(sig: libc::c_int) {
 }
 
 extern "C" fn do_nothing(_sig: libc::c_int) {}
+
+/// The stop signals the host has not chosen to ignore: one it ignores
+/// (`nohup` ignores SIGHUP) is no request to stop, and stays ignored. The
+/// bash tool watches these same ones while its command runs.
+pub fn heeded_stop_signals() -> impl Iterator<Item = Signal> {
+    STOP.into_iter().filter(|sig| !is_ignored(*sig))
+}
 
 fn is_ignored(sig: Signal) -> bool {
     // SAFETY: a query; a null new action changes nothing.

@@ -30,21 +30,25 @@
 //! Without roots, paths are used as they always were (no change, no cost).
 //!
 //! Cheap per entry, since a tree walk meets thousands: a directory is read
-//! with `getdents64` into one reused buffer (no `stat`, the entry types come
-//! with the names), its names are kept in one buffer, and what the pattern
-//! makes of an entry is worked out once per distinct set of pattern states
-//! in the directory, not once per entry.
+//! with `getdents64` into one reused buffer (`dirents`; no `stat`, the entry
+//! types come with the names), its names are kept in one buffer, and what
+//! the pattern makes of an entry is worked out once per distinct set of
+//! pattern states in the directory, not once per entry.
 
 use std::cmp::Ordering;
 use std::ffi::OsStr;
-use std::fs::{self, OpenOptions};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::fs;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use rustix::fs::{fstat, statat, AtFlags, FileType, OFlags, Stat};
+use rustix::fs::{fstat, OFlags, Stat};
+
+mod dirents;
+
+use dirents::{kind_at, Dirents};
 
 use super::pattern::{Glob, Root, Tree, ROOT};
 use crate::confine::{open_entry, Roots};
@@ -187,6 +191,21 @@ pub fn walk_confined(
     Ok(())
 }
 
+/// `walk_confined` beneath `roots` when there are roots, else `walk`.
+pub fn walk_within(
+    glob: &Glob,
+    roots: Option<&Roots>,
+    visit: impl FnMut(Found<'_>),
+) -> Result<(), ToolError> {
+    match roots {
+        None => {
+            walk(glob, visit);
+            Ok(())
+        }
+        Some(roots) => walk_confined(glob, roots, visit),
+    }
+}
+
 /// The directory an absolute pattern's leading literal components name
 /// (`/w/proj/src/**` starts at `/w/proj/src`, not `/`), and the pattern
 /// node there: a confined walk opens it beneath the roots at once. Results
@@ -260,7 +279,7 @@ fn walk_root(start: Start<'_>, visit: &mut dyn FnMut(Found<'_>)) {
     let mut walker = Walker {
         tree: start.tree,
         visit,
-        dirents: vec![0; DIRENT_BUFFER],
+        dirents: Dirents::new(),
         on_path: vec![OnPath { len: path.len(), id: None, dir: start.dir }],
         confine: start.confine,
     };
@@ -457,16 +476,12 @@ fn cmp_keys(a: &[u8], a_slash: bool, b: &[u8], b_slash: bool) -> Ordering {
 /// past PATH_MAX (4096 bytes, about 2,000 levels) could not be opened anyway.
 const MAX_DEPTH: usize = 1024;
 
-/// Room for directory entries read at once (glibc's readdir uses 32 KiB).
-const DIRENT_BUFFER: usize = 32 * 1024;
-
 struct Walker<'t, 'v> {
     tree: &'t Tree,
     /// Confined walks only.
     confine: Option<Confine<'t>>,
     visit: &'v mut dyn FnMut(Found<'_>),
-    /// The buffer `getdents64` fills, reused for every directory.
-    dirents: Vec<u8>,
+    dirents: Dirents,
     /// The directories being walked, from the root down.
     on_path: Vec<OnPath>,
 }
@@ -600,10 +615,10 @@ impl Walker<'_, '_> {
         let listed = lists
             && match here {
                 Some(dir) => {
-                    read_fd(dir.as_fd(), &mut self.dirents, &mut each);
+                    self.dirents.list(dir.as_fd(), &mut each);
                     true
                 }
-                None => read_dir(fs_path(path), &mut self.dirents, &mut each),
+                None => self.dirents.list_path(fs_path(path), &mut each),
             };
         let literals = states
             .iter()
@@ -675,78 +690,6 @@ impl Walker<'_, '_> {
             dir.id == Some(id)
         })
     }
-}
-
-/// Calls `each` with the name and kind of every entry of the directory at
-/// `path` but `.` and `..`, read with `getdents64` into `buffer`; false if
-/// the directory cannot be opened. A read error part way ends the listing
-/// with the entries read so far.
-fn read_dir(path: &OsStr, buffer: &mut [u8], each: &mut impl FnMut(&[u8], Kind)) -> bool {
-    // O_DIRECTORY: anything else fails at once (a FIFO is never opened).
-    let Ok(dir) = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(path) else {
-        return false;
-    };
-    read_fd(dir.as_fd(), buffer, each);
-    true
-}
-
-/// Lists the open directory `dir` as `read_dir` does.
-fn read_fd(dir: BorrowedFd<'_>, buffer: &mut [u8], each: &mut impl FnMut(&[u8], Kind)) {
-    loop {
-        // SAFETY: the kernel writes at most `buffer.len()` bytes of
-        // `linux_dirent64` records into `buffer`, which we own.
-        let read = unsafe {
-            libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buffer.as_mut_ptr(), buffer.len())
-        };
-        let Ok(read) = usize::try_from(read) else { break };
-        if read == 0 {
-            break;
-        }
-        for_each_dirent(&buffer[..read.min(buffer.len())], dir, each);
-    }
-}
-
-/// Walks the `linux_dirent64` records in `records`: `d_ino` (8 bytes),
-/// `d_off` (8), `d_reclen` (2), `d_type` (1), then the name, NUL-ended.
-fn for_each_dirent(records: &[u8], dir: BorrowedFd<'_>, each: &mut impl FnMut(&[u8], Kind)) {
-    const NAME_AT: usize = 19;
-    let mut at = 0;
-    while let Some(record) = records.get(at..) {
-        let (Some(&[len_lo, len_hi]), Some(&d_type)) = (record.get(16..18), record.get(18)) else {
-            break;
-        };
-        let len = usize::from(u16::from_ne_bytes([len_lo, len_hi]));
-        let Some(name) = record.get(NAME_AT..len) else { break };
-        let name = &name[..memchr::memchr(0, name).unwrap_or(name.len())];
-        at += len;
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = match d_type {
-            libc::DT_REG => Kind::File,
-            libc::DT_DIR => Kind::Dir,
-            libc::DT_LNK => Kind::Symlink,
-            // Some file systems do not say: ask.
-            libc::DT_UNKNOWN => match kind_at(dir, name) {
-                Some(kind) => kind,
-                None => continue,
-            },
-            _ => Kind::Other,
-        };
-        each(name, kind);
-    }
-}
-
-/// The kind of the entry `name` of `dir` (not following a symlink); `None`
-/// if it has gone.
-fn kind_at(dir: BorrowedFd<'_>, name: &[u8]) -> Option<Kind> {
-    let stat = statat(dir, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-    Some(match FileType::from_raw_mode(stat.st_mode) {
-        FileType::RegularFile => Kind::File,
-        FileType::Directory => Kind::Dir,
-        FileType::Symlink => Kind::Symlink,
-        _ => Kind::Other,
-    })
 }
 
 #[cfg(test)]

@@ -27,8 +27,7 @@
 #![allow(deprecated)] // Roots are deprecated by SEP-2577 but still what hosts send.
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -74,29 +73,15 @@ impl Allowed {
 
     /// The roots as a call's child receives them.
     pub fn from_roots(roots: Roots) -> Result<Allowed, String> {
-        let (mut names, mut fds) = (Vec::new(), Vec::new());
-        for root in roots.roots() {
-            let name = root.given().as_os_str().as_bytes();
-            if name.contains(&b':') {
-                return Err(format!(
-                    "allowed root {} holds a ':', which {} cannot carry; use a link to it \
-                     without one",
-                    root.given().display(),
-                    crate::confine::ROOTS_VAR
-                ));
-            }
-            if !names.is_empty() {
-                names.push(b':');
-                fds.push(b':');
-            }
-            names.extend_from_slice(name);
-            fds.extend_from_slice(root.fd().as_raw_fd().to_string().as_bytes());
-        }
-        Ok(Allowed {
-            roots: Arc::new(roots),
-            names: OsString::from_vec(names),
-            fds: OsString::from_vec(fds),
-        })
+        let (names, fds) = roots.env_values().map_err(|name| {
+            format!(
+                "allowed root {} holds a ':', which {} cannot carry; use a link to it \
+                 without one",
+                name.display(),
+                crate::confine::ROOTS_VAR
+            )
+        })?;
+        Ok(Allowed { roots: Arc::new(roots), names, fds })
     }
 
     /// The value of `IKIGAI_TOOLS_ROOTS` for a call.
@@ -339,6 +324,7 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
     use std::path::Path;
 
     fn real(path: &Path) -> PathBuf {

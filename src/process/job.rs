@@ -27,7 +27,7 @@ use super::group::{self, Group};
 use super::guardian::{self, Guardian};
 use super::pipes::{self, Drained};
 use super::status::Exit;
-use super::{Cancel, DRAIN_AFTER_EXIT, QUIET_AFTER_EXIT, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
+use super::{drain_deadline, Cancel, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
 use crate::limit::Bounded;
 
 /// What the process gets on its stdin.
@@ -135,7 +135,7 @@ fn run_at_once(jobs: Vec<Job>) -> Vec<Finished> {
         for job in running.iter_mut() {
             job.advance(now);
         }
-        if running.iter().all(|j| j.outcome.is_some()) {
+        if running.iter().all(Running::is_done) {
             break;
         }
         let events = wait_for_events(&running);
@@ -163,78 +163,219 @@ enum Stream {
     Cancel,
 }
 
-/// A group being stopped, and what the job will have ended with.
-struct Stopping {
-    then: fn() -> Status,
-    /// When SIGKILL was sent (at once for a cancel).
-    killed_at: Option<Instant>,
-    since: Instant,
-}
-
+/// One job from its start to its end: what it printed, and the phase its
+/// run is in.
 struct Running {
-    pid: Option<Pid>,
-    guardian: Option<Guardian>,
-    stdin: Option<ChildStdin>,
-    /// What is still to be written to stdin.
-    pending: Vec<u8>,
-    written: usize,
-    /// Keep stdin open (and unwritten) until the end.
-    hold_stdin: bool,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
     out: Bounded,
     err: Bounded,
+    /// From the start to the SIGTERM.
     deadline: Instant,
     cancel: Option<Cancel>,
+    phase: Phase,
+}
+
+/// Where a run stands. Each phase holds what it needs and no more: the
+/// process only while it may still be running or print, an exit status
+/// only once the leader has been reaped, the status the job ends with only
+/// once it is over.
+enum Phase {
+    /// Started, and not seen to end: waited for until the time limit.
+    Running(Process),
+    /// The leader has exited (or cannot be waited for): what it printed is
+    /// in the pipes already; they are read, but not for long, for what it
+    /// left behind (`drain_deadline`).
+    Exited { process: Process, status: Status, at: Instant },
+    /// Its group is being stopped: SIGTERM, the grace, SIGKILL, until it is
+    /// gone (at once SIGKILL for a cancel).
+    Stopping { process: Process, stop: Stop },
+    /// Over, or never started.
+    Done(Status),
+}
+
+/// A started process: its group's leader and the pipes to it.
+struct Process {
+    pid: Pid,
+    stdin: Stdin,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    /// The last time its pipes gave something.
+    last_read: Instant,
+    /// Kills the group if the host dies outright; released when the
+    /// process ends by itself, dropped (killing what is left) when it is
+    /// stopped. Last, so that it goes after the pipes.
+    guardian: Guardian,
+}
+
+/// What the process gets on its stdin, from here on.
+enum Stdin {
+    /// Closed (all written, refused, or stopping), or never a pipe.
+    Closed,
+    /// Written as the pipe takes it, never blocking the loop; closed once
+    /// all is written, so that the process sees EOF.
+    Writing { pipe: ChildStdin, bytes: Vec<u8>, written: usize },
+    /// Kept open, and unwritten, until the end (held to be closed then).
+    Held(#[allow(dead_code)] ChildStdin),
+}
+
+/// A group being stopped.
+struct Stop {
+    /// What the job will have ended with.
+    why: StopReason,
+    since: Instant,
+    /// When SIGKILL was sent (at once for a cancel).
+    killed_at: Option<Instant>,
     /// The leader has been reaped: its pid is no longer ours to wait for.
     reaped: bool,
-    /// When the process was found to have exited, and the last time its
-    /// pipes gave something.
-    exited_at: Option<Instant>,
-    last_read: Instant,
-    stopping: Option<Stopping>,
-    /// Set when the job is over.
-    outcome: Option<Status>,
-    exit: Option<Status>,
+}
+
+#[derive(Clone, Copy)]
+enum StopReason {
+    TimedOut,
+    Cancelled,
+}
+
+impl StopReason {
+    fn status(self) -> Status {
+        match self {
+            StopReason::TimedOut => Status::TimedOut,
+            StopReason::Cancelled => Status::Cancelled,
+        }
+    }
 }
 
 impl Running {
     fn start(job: Job) -> Running {
         let now = Instant::now();
-        let mut running = Running {
-            pid: None,
-            guardian: None,
-            stdin: None,
-            pending: Vec::new(),
-            written: 0,
-            hold_stdin: false,
-            stdout: None,
-            stderr: None,
+        let phase = match Process::start(job.program, job.args, job.input, now) {
+            Ok(process) => Phase::Running(process),
+            Err(e) => Phase::Done(Status::NotStarted(e)),
+        };
+        Running {
             out: Bounded::new(job.capture_limit),
             err: Bounded::new(job.capture_limit),
             deadline: now + job.timeout,
             cancel: job.cancel,
-            reaped: false,
-            exited_at: None,
-            last_read: now,
-            stopping: None,
-            outcome: None,
-            exit: None,
+            phase,
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done(_))
+    }
+
+    /// Moves the job on: notices its exit, enforces the time limit, the
+    /// grace periods and a cancel.
+    fn advance(&mut self, now: Instant) {
+        if self.is_done() {
+            return;
+        }
+        // Only for as long as the next phase is worked out.
+        let placeholder = Phase::Done(Status::Exited(-1));
+        self.phase = match std::mem::replace(&mut self.phase, placeholder) {
+            Phase::Stopping { process, stop } => stop.advance(process, now),
+            // Cancelled while running, or while draining: the group is
+            // killed at once, and the exit status (if any) forgotten.
+            Phase::Running(process) if self.is_cancelled() => {
+                Stop::start(process, StopReason::Cancelled, false, now)
+            }
+            Phase::Exited { process, .. } if self.is_cancelled() => {
+                Stop::start(process, StopReason::Cancelled, true, now)
+            }
+            Phase::Running(process) => match reap(process.pid) {
+                Some(status) => self.drain(process, status, now, now),
+                None if now >= self.deadline => {
+                    Stop::start(process, StopReason::TimedOut, false, now)
+                }
+                None => Phase::Running(process),
+            },
+            Phase::Exited { process, status, at } => self.drain(process, status, at, now),
+            done @ Phase::Done(_) => done,
         };
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
+    }
+
+    /// The process exited at `at`: done once its pipes are closed or
+    /// quiet, or have been read for long enough.
+    fn drain(&mut self, mut process: Process, status: Status, at: Instant, now: Instant) -> Phase {
+        if process.pipes_open() && now < drain_deadline(at, process.last_read) {
+            return Phase::Exited { process, status, at };
+        }
+        // What the pipes hold right now, before they are closed.
+        let mut buf = vec![0u8; pipes::CHUNK];
+        if let Some(pipe) = process.stdout.as_mut() {
+            pipes::sweep(pipe, &mut self.out, &mut buf);
+        }
+        if let Some(pipe) = process.stderr.as_mut() {
+            pipes::sweep(pipe, &mut self.err, &mut buf);
+        }
+        let Process { stdin, stdout, stderr, guardian, .. } = process;
+        drop((stdin, stdout, stderr));
+        // Ended by itself: what it left running stays running.
+        guardian.release();
+        Phase::Done(status)
+    }
+
+    fn handle(&mut self, stream: Stream, revents: PollFlags, buf: &mut [u8]) {
+        let Running { out, err, phase, .. } = self;
+        let Some(process) = phase.process_mut() else { return };
+        match stream {
+            Stream::Stdin => process.write_stdin(revents),
+            // Seen by `advance`.
+            Stream::Cancel => {}
+            Stream::Stdout => read(&mut process.stdout, out, buf, &mut process.last_read),
+            Stream::Stderr => read(&mut process.stderr, err, buf, &mut process.last_read),
+        }
+    }
+
+    fn finish(self) -> Finished {
+        let status = match self.phase {
+            Phase::Done(status) => status,
+            _ => Status::NotStarted(io::Error::other("the run did not end")),
+        };
+        Finished { status, stdout: Captured::from(self.out), stderr: Captured::from(self.err) }
+    }
+}
+
+impl Phase {
+    /// The process, while the run is not over.
+    fn process(&self) -> Option<&Process> {
+        match self {
+            Phase::Running(process)
+            | Phase::Exited { process, .. }
+            | Phase::Stopping { process, .. } => Some(process),
+            Phase::Done(_) => None,
+        }
+    }
+
+    fn process_mut(&mut self) -> Option<&mut Process> {
+        match self {
+            Phase::Running(process)
+            | Phase::Exited { process, .. }
+            | Phase::Stopping { process, .. } => Some(process),
+            Phase::Done(_) => None,
+        }
+    }
+}
+
+impl Process {
+    /// Starts `program` in a process group of its own, told to a guardian.
+    fn start(
+        program: PathBuf,
+        args: Vec<OsString>,
+        input: Input,
+        now: Instant,
+    ) -> io::Result<Process> {
         // The guardian first, so that it knows the group before any
         // process is in it: a host killed outright takes its tools along.
-        let guardian = match Guardian::start() {
-            Ok(guardian) => guardian,
-            Err(e) => {
-                running.outcome = Some(Status::NotStarted(e));
-                return running;
-            }
-        };
+        let guardian = Guardian::start()?;
         let line = guardian.line();
-        let mut command = Command::new(&job.program);
+        let mut command = Command::new(&program);
         command
-            .args(&job.args)
-            .stdin(match job.input {
+            .args(&args)
+            .stdin(match input {
                 Input::Null => Stdio::null(),
                 Input::Bytes(_) | Input::HeldOpen => Stdio::piped(),
             })
@@ -255,199 +396,123 @@ impl Running {
             Err(e) => {
                 // Told of a group that never ran: nothing to kill.
                 guardian.release();
-                running.outcome = Some(Status::NotStarted(e));
-                return running;
+                return Err(e);
             }
         };
-        running.guardian = Some(guardian);
-        running.pid = i32::try_from(child.id()).ok().map(Pid::from_raw);
-        running.stdout = child.stdout.take();
-        running.stderr = child.stderr.take();
-        running.stdin = child.stdin.take();
-        match job.input {
-            Input::Null => {}
-            Input::HeldOpen => running.hold_stdin = true,
-            Input::Bytes(bytes) => {
-                running.pending = bytes;
-                if let Some(stdin) = &running.stdin {
-                    // Written as the pipe takes it, never blocking the loop.
-                    pipes::set_nonblocking(stdin);
-                }
-                if running.pending.is_empty() {
-                    running.stdin = None;
-                }
-            }
-        }
-        if running.pid.is_none() {
+        let Some(pid) = i32::try_from(child.id()).ok().map(Pid::from_raw) else {
             // A pid beyond i32 cannot happen on Unix; refuse rather than
             // lose track of a process.
             let _ = child.kill();
             let _ = child.wait();
-            running.outcome = Some(Status::NotStarted(io::Error::other("process id out of range")));
-        }
-        running
+            return Err(io::Error::other("process id out of range"));
+        };
+        let stdin = match (input, child.stdin.take()) {
+            (Input::HeldOpen, Some(pipe)) => Stdin::Held(pipe),
+            (Input::Bytes(bytes), Some(pipe)) if !bytes.is_empty() => {
+                pipes::set_nonblocking(&pipe);
+                Stdin::Writing { pipe, bytes, written: 0 }
+            }
+            _ => Stdin::Closed,
+        };
+        Ok(Process {
+            pid,
+            stdin,
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+            last_read: now,
+            guardian,
+        })
     }
 
     fn pipes_open(&self) -> bool {
         self.stdout.is_some() || self.stderr.is_some()
     }
 
-    /// Reaps the leader if it has exited; its status, once.
-    fn reap(&mut self, pid: Pid) -> Option<Status> {
-        if self.reaped {
-            return None;
-        }
-        match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-            Ok(status) => {
-                let exit = Exit::from_wait(status)?;
-                self.reaped = true;
-                Some(match exit {
-                    Exit::Code(code) => Status::Exited(code),
-                    Exit::Signal(sig) => Status::Signaled(sig),
-                })
-            }
-            Err(Errno::EINTR) => None,
-            // ECHILD: the process is gone and cannot be waited for.
-            Err(_) => {
-                self.reaped = true;
-                Some(Status::Exited(-1))
-            }
-        }
-    }
-
-    /// Moves the job on: notices its exit, enforces the time limit, the
-    /// grace periods and a cancel.
-    fn advance(&mut self, now: Instant) {
-        let Some(pid) = self.pid else { return };
-        if self.outcome.is_some() {
-            return;
-        }
-        let group = Group::led_by(pid);
-        if let Some(stopping) = &self.stopping {
-            let (since, killed_at, then) = (stopping.since, stopping.killed_at, stopping.then);
-            self.reap(pid);
-            let gone = self.reaped && group.is_empty();
-            match killed_at {
-                None if !gone && now >= since + STOP_GRACE => {
-                    group.kill();
-                    if let Some(s) = self.stopping.as_mut() {
-                        s.killed_at = Some(now);
-                    }
-                }
-                Some(killed) if !gone && now < killed + SETTLE_AFTER_KILL => {}
-                None if !gone => {}
-                // Gone, or as gone as it will get: the guardian (dropped,
-                // not released) kills whatever is left once more.
-                _ => {
-                    self.close_all();
-                    self.guardian = None;
-                    self.outcome = Some(then());
-                }
-            }
-            return;
-        }
-        if self.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
-            group.kill();
-            self.stdin = None;
-            self.stopping =
-                Some(Stopping { then: || Status::Cancelled, killed_at: Some(now), since: now });
-            return;
-        }
-        if self.exit.is_none() {
-            self.exit = self.reap(pid);
-            if self.exit.is_some() {
-                self.exited_at = Some(now);
-            }
-        }
-        match self.exited_at {
-            // Exited: what it printed is in the pipes already; read it, but
-            // do not wait long for what it left behind.
-            Some(at) => {
-                let quiet_since = self.last_read.max(at);
-                let done = (at + DRAIN_AFTER_EXIT).min(quiet_since + QUIET_AFTER_EXIT);
-                if !self.pipes_open() || now >= done {
-                    self.sweep();
-                    self.close_all();
-                    // Ended by itself: what it left running stays running.
-                    if let Some(guardian) = self.guardian.take() {
-                        guardian.release();
-                    }
-                    self.outcome = self.exit.take();
-                }
-            }
-            None if now >= self.deadline => {
-                group.terminate();
-                self.stdin = None;
-                self.stopping =
-                    Some(Stopping { then: || Status::TimedOut, killed_at: None, since: now });
-            }
-            None => {}
-        }
-    }
-
-    /// What the pipes hold right now, before they are closed.
-    fn sweep(&mut self) {
-        let mut buf = vec![0u8; pipes::CHUNK];
-        if let Some(pipe) = self.stdout.as_mut() {
-            pipes::sweep(pipe, &mut self.out, &mut buf);
-        }
-        if let Some(pipe) = self.stderr.as_mut() {
-            pipes::sweep(pipe, &mut self.err, &mut buf);
-        }
-    }
-
-    fn close_all(&mut self) {
-        self.stdin = None;
-        self.stdout = None;
-        self.stderr = None;
-    }
-
-    fn handle(&mut self, stream: Stream, revents: PollFlags, buf: &mut [u8]) {
-        let (pipe, into) = match stream {
-            Stream::Stdin => return self.write_stdin(revents),
-            // Seen by `advance`.
-            Stream::Cancel => return,
-            Stream::Stdout => (self.stdout.as_mut().map(|p| p as &mut dyn io::Read), &mut self.out),
-            Stream::Stderr => (self.stderr.as_mut().map(|p| p as &mut dyn io::Read), &mut self.err),
-        };
-        let Some(pipe) = pipe else { return };
-        match pipes::read_into(pipe, into, buf) {
-            Drained::Bytes => self.last_read = Instant::now(),
-            Drained::Nothing => {}
-            Drained::Closed => match stream {
-                Stream::Stdout => self.stdout = None,
-                _ => self.stderr = None,
-            },
-        }
-    }
-
     fn write_stdin(&mut self, revents: PollFlags) {
-        let Some(pipe) = self.stdin.as_mut() else { return };
+        let Stdin::Writing { pipe, bytes, written } = &mut self.stdin else { return };
         if revents.intersects(PollFlags::POLLERR | PollFlags::POLLHUP | PollFlags::POLLNVAL) {
             // The tool closed its stdin: it does not want the rest.
-            self.stdin = None;
+            self.stdin = Stdin::Closed;
             return;
         }
-        match pipe.write(&self.pending[self.written..]) {
-            Ok(n) => self.written += n,
+        match pipe.write(&bytes[*written..]) {
+            Ok(n) => *written += n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => self.stdin = None,
+            Err(_) => {
+                self.stdin = Stdin::Closed;
+                return;
+            }
         }
-        if self.written >= self.pending.len() {
+        if *written >= bytes.len() {
             // All written: close, so that the tool sees EOF.
-            self.stdin = None;
+            self.stdin = Stdin::Closed;
         }
     }
+}
 
-    fn finish(self) -> Finished {
-        Finished {
-            status: self
-                .outcome
-                .unwrap_or_else(|| Status::NotStarted(io::Error::other("the run did not end"))),
-            stdout: Captured::from(self.out),
-            stderr: Captured::from(self.err),
+impl Stop {
+    /// Starts stopping the group of `process`: SIGKILL at once for a
+    /// cancel, SIGTERM for the time limit. Its stdin is closed.
+    fn start(mut process: Process, why: StopReason, reaped: bool, now: Instant) -> Phase {
+        let group = Group::led_by(process.pid);
+        let killed_at = match why {
+            StopReason::Cancelled => {
+                group.kill();
+                Some(now)
+            }
+            StopReason::TimedOut => {
+                group.terminate();
+                None
+            }
+        };
+        process.stdin = Stdin::Closed;
+        Phase::Stopping { process, stop: Stop { why, since: now, killed_at, reaped } }
+    }
+
+    /// SIGKILL once the grace is over; done once the group is gone, or as
+    /// gone as it will get.
+    fn advance(mut self, process: Process, now: Instant) -> Phase {
+        let group = Group::led_by(process.pid);
+        if !self.reaped && reap(process.pid).is_some() {
+            self.reaped = true;
         }
+        let gone = self.reaped && group.is_empty();
+        match self.killed_at {
+            None if !gone && now >= self.since + STOP_GRACE => {
+                group.kill();
+                self.killed_at = Some(now);
+            }
+            Some(killed) if !gone && now < killed + SETTLE_AFTER_KILL => {}
+            None if !gone => {}
+            // Gone, or as gone as it will get: the guardian (dropped, not
+            // released) kills whatever is left once more.
+            _ => return Phase::Done(self.why.status()),
+        }
+        Phase::Stopping { process, stop: self }
+    }
+}
+
+/// Reads what `pipe` holds into `into`; forgets the pipe once it is closed.
+fn read(pipe: &mut Option<impl io::Read>, into: &mut Bounded, buf: &mut [u8], at: &mut Instant) {
+    let Some(reading) = pipe.as_mut() else { return };
+    match pipes::read_into(reading, into, buf) {
+        Drained::Bytes => *at = Instant::now(),
+        Drained::Nothing => {}
+        Drained::Closed => *pipe = None,
+    }
+}
+
+/// Reaps the leader `pid` if it has exited: its status.
+fn reap(pid: Pid) -> Option<Status> {
+    match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+        Ok(status) => Some(match Exit::from_wait(status)? {
+            Exit::Code(code) => Status::Exited(code),
+            Exit::Signal(sig) => Status::Signaled(sig),
+        }),
+        Err(Errno::EINTR) => None,
+        // ECHILD: the process is gone and cannot be waited for.
+        Err(_) => Some(Status::Exited(-1)),
     }
 }
 
@@ -457,25 +522,22 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
     let mut fds: Vec<PollFd> = Vec::new();
     let mut owners: Vec<(usize, Stream)> = Vec::new();
     for (index, job) in jobs.iter().enumerate() {
-        if job.outcome.is_some() {
-            continue;
+        let Some(process) = job.phase.process() else { continue };
+        if let Stdin::Writing { pipe, .. } = &process.stdin {
+            fds.push(PollFd::new(pipe.as_fd(), PollFlags::POLLOUT));
+            owners.push((index, Stream::Stdin));
         }
-        if let Some(stdin) = &job.stdin {
-            if !job.hold_stdin {
-                fds.push(PollFd::new(stdin.as_fd(), PollFlags::POLLOUT));
-                owners.push((index, Stream::Stdin));
-            }
-        }
-        if let Some(stdout) = &job.stdout {
+        if let Some(stdout) = &process.stdout {
             fds.push(PollFd::new(stdout.as_fd(), PollFlags::POLLIN));
             owners.push((index, Stream::Stdout));
         }
-        if let Some(stderr) = &job.stderr {
+        if let Some(stderr) = &process.stderr {
             fds.push(PollFd::new(stderr.as_fd(), PollFlags::POLLIN));
             owners.push((index, Stream::Stderr));
         }
         // Once stopping, the switch (readable for good) would only spin.
-        if let (Some(cancel), None) = (&job.cancel, &job.stopping) {
+        let stopping = matches!(job.phase, Phase::Stopping { .. });
+        if let (Some(cancel), false) = (&job.cancel, stopping) {
             fds.push(PollFd::new(cancel.fd(), PollFlags::POLLIN));
             owners.push((index, Stream::Cancel));
         }
@@ -499,92 +561,5 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sh(script: &str, input: Input, timeout: Duration) -> Job {
-        Job {
-            program: "/bin/sh".into(),
-            args: vec!["-c".into(), script.into()],
-            input,
-            timeout,
-            capture_limit: Some(1024),
-            cancel: None,
-        }
-    }
-
-    #[test]
-    fn stdin_is_written_then_closed_and_both_streams_are_captured() {
-        let done = run(sh(
-            "cat; echo oops >&2; exit 3",
-            Input::Bytes(b"hi".to_vec()),
-            Duration::from_secs(5),
-        ));
-        assert!(matches!(done.status, Status::Exited(3)), "{:?}", done.status);
-        assert_eq!(done.stdout.bytes, b"hi");
-        assert_eq!(done.stderr.bytes, b"oops\n");
-    }
-
-    #[test]
-    fn held_stdin_never_ends() {
-        let start = Instant::now();
-        let done = run(sh("cat", Input::HeldOpen, Duration::from_millis(300)));
-        assert!(matches!(done.status, Status::TimedOut), "{:?}", done.status);
-        assert!(start.elapsed() < Duration::from_secs(5));
-    }
-
-    #[test]
-    fn input_larger_than_a_pipe_is_written_whole() {
-        let input = vec![b'x'; 1 << 20];
-        let done = run(Job {
-            capture_limit: None,
-            ..sh("wc -c", Input::Bytes(input), Duration::from_secs(10))
-        });
-        assert_eq!(done.stdout.text().trim(), "1048576");
-    }
-
-    #[test]
-    fn output_past_the_limit_keeps_head_and_tail() {
-        let done =
-            run(sh("head -c 5000 /dev/zero | tr '\\0' a", Input::Null, Duration::from_secs(5)));
-        assert_eq!(done.stdout.omitted, 5000 - 1024);
-    }
-
-    #[test]
-    fn a_missing_program_is_not_started() {
-        let done = run(Job {
-            program: "/nonexistent/tool".into(),
-            ..sh("", Input::Null, Duration::from_secs(1))
-        });
-        assert!(matches!(done.status, Status::NotStarted(_)));
-    }
-
-    #[test]
-    fn a_signal_is_reported_as_such() {
-        let done = run(sh("kill -SEGV $$", Input::Null, Duration::from_secs(5)));
-        assert!(matches!(done.status, Status::Signaled(11)), "{:?}", done.status);
-    }
-
-    #[test]
-    fn a_job_cancelled_from_another_thread_loses_its_whole_group() {
-        let cancel = Cancel::new().unwrap();
-        let job = Job {
-            cancel: Some(cancel.clone()),
-            ..sh("sleep 30 & echo $!; wait", Input::Null, Duration::from_secs(30))
-        };
-        let start = Instant::now();
-        let canceller = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(200));
-            cancel.cancel();
-        });
-        let done = run(job);
-        canceller.join().unwrap();
-        assert!(matches!(done.status, Status::Cancelled), "{:?}", done.status);
-        assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
-        let child: i32 = done.stdout.text().trim().parse().unwrap();
-        // Killed at once; a zombie nobody reaps counts as gone.
-        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
-        assert!(matches!(state, None | Some('Z' | 'X')), "the background child lives: {stat}");
-    }
-}
+#[path = "job_tests.rs"]
+mod tests;

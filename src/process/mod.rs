@@ -16,7 +16,7 @@
 //! A process that leaves its group (`setsid`, `setpgid`) is out of reach of
 //! all of this: only a sandbox (a cgroup, a PID namespace) could follow it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub mod cancel;
 pub mod group;
@@ -57,3 +57,11 @@ pub const QUIET_AFTER_EXIT: Duration = Duration::from_millis(100);
 /// …and how long they are drained at most, however busy they stay (the
 /// contract's "returns within about a second").
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// When the pipes of a process that exited at `exited`, and whose pipes
+/// last gave something at `last_read`, are left to whatever still holds
+/// them: once they have been quiet for `QUIET_AFTER_EXIT` since the exit
+/// or the last read, and `DRAIN_AFTER_EXIT` after the exit at the latest.
+pub fn drain_deadline(exited: Instant, last_read: Instant) -> Instant {
+    (exited + DRAIN_AFTER_EXIT).min(last_read.max(exited) + QUIET_AFTER_EXIT)
+}

@@ -6,7 +6,7 @@
 //! (README, "Confinement: allowed roots") the walk stays beneath them (`walk_confined`).
 
 use crate::fs::pattern::Glob;
-use crate::fs::walk::{walk, walk_confined};
+use crate::fs::walk::walk_within;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
@@ -24,10 +24,7 @@ pub fn run(args: &Args) -> Outcome {
         output.push(b"\n");
         count += 1;
     };
-    match &roots {
-        None => walk(&glob, visit),
-        Some(roots) => walk_confined(&glob, roots, visit)?,
-    }
+    walk_within(&glob, roots.as_ref(), visit)?;
     let mut output = output.finish_parts();
     // Each path ends with a newline; the last one does not need it.
     limit::strip_final_newline(&mut output);

@@ -8,10 +8,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 use nix::sys::signal::{self, SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
+use crate::fs::signals::{heeded_stop_signals, STOP};
 use crate::process::status::signal_exit_code;
-
-/// The signals by which a host tells the tool to stop.
-const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
 /// While it lives, the watched signals are blocked and queue on `fd`;
 /// dropping it restores the signal mask.
@@ -28,9 +26,9 @@ impl Signals {
         unsafe { signal::signal(Signal::SIGCHLD, SigHandler::SigDfl) }?;
         let mut set = SigSet::empty();
         set.add(Signal::SIGCHLD);
-        // A signal the host chose to ignore (`nohup` ignores SIGHUP) stays
-        // ignored: it is no request to stop.
-        for sig in STOP.into_iter().filter(|s| !is_ignored(*s)) {
+        // A signal the host chose to ignore stays ignored (see
+        // `heeded_stop_signals`).
+        for sig in heeded_stop_signals() {
             set.add(sig);
         }
         let old_mask = set.thread_swap_mask(SigmaskHow::SIG_BLOCK)?;
@@ -64,15 +62,6 @@ impl Signals {
 impl Drop for Signals {
     fn drop(&mut self) {
         let _ = self.old_mask.thread_set_mask();
-    }
-}
-
-fn is_ignored(sig: Signal) -> bool {
-    // SAFETY: a query; a null new action changes nothing.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(sig as libc::c_int, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
     }
 }
 

@@ -16,7 +16,7 @@ use nix::poll::{PollFd, PollFlags};
 use super::signals::{self, Signals};
 use crate::limit::Bounded;
 use crate::process::pipes::{self, Drained};
-use crate::process::{Group, DRAIN_AFTER_EXIT, QUIET_AFTER_EXIT, TICK};
+use crate::process::{drain_deadline, Group, TICK};
 
 pub struct Supervised {
     pub output: Bounded,
@@ -62,9 +62,7 @@ pub fn supervise(
                 if pipe.is_none() {
                     break;
                 }
-                let deadline =
-                    (exited + DRAIN_AFTER_EXIT).min(last_read.max(exited) + QUIET_AFTER_EXIT);
-                match deadline.checked_duration_since(Instant::now()) {
+                match drain_deadline(exited, last_read).checked_duration_since(Instant::now()) {
                     Some(left) if !left.is_zero() => left,
                     _ => {
                         if let Some(p) = pipe.as_mut() {
