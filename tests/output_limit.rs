@@ -52,6 +52,7 @@ fn kill_leftovers(cmdline: &[u8]) -> usize {
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
         if std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == cmdline) {
+            // SAFETY: kill takes no pointers; at worst the process is gone (ESRCH).
             unsafe { libc::kill(pid, libc::SIGKILL) };
             killed += 1;
         }
@@ -73,9 +74,11 @@ fn yes_peak(limit: Option<u64>) {
     let run = start(&env, "bash", &json!({ "command": format!("yes {word}") }), limit);
     let pid = run.tool_pid();
     std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: kill takes no pointers; at worst the process is gone (ESRCH).
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let stopped = run.ends_within(Duration::from_secs(10));
     if !stopped {
+        // SAFETY: as above.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
     let report = run.finish();

@@ -2,6 +2,11 @@
 //! suite): a module per tool and per concern. Each runs the real binary
 //! through a symlink, as a host does.
 
+// The whole crate is tests: its helpers (tests/common, and the functions a
+// #[test] calls) may unwrap, expect, panic and print, as #[test] functions
+// may (clippy.toml), though they are not #[test] themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+
 #[macro_use]
 mod common;
 

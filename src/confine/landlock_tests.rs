@@ -142,10 +142,12 @@ fn in_child(sandboxes: Vec<Sandbox>, body: impl Fn() -> i32) -> i32 {
         0 => {
             for mut sandbox in sandboxes {
                 if sandbox.restrict_in_child().is_err() {
+                    // SAFETY: ends the forked child at once.
                     unsafe { libc::_exit(100) };
                 }
             }
             let code = body();
+            // SAFETY: ends the forked child at once.
             unsafe { libc::_exit(code) }
         }
         pid => {

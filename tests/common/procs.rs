@@ -204,8 +204,10 @@ pub struct Reaped {
 pub fn wait4(child: &Child) -> Reaped {
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value to be overwritten.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        // SAFETY: both pointers are to live locals of the right types.
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
         if r == pid {
             break;
