@@ -5,7 +5,6 @@ use crate::common;
 use common::*;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::json;
@@ -148,7 +147,7 @@ fn missing_file_is_file_not_found() {
 fn unreadable_file_is_permission_denied() {
     let env = Env::new();
     let p = env.write("secret.txt", "secret");
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    let _unreadable = ModeGuard::set(&p, 0o000);
     let ran = env.cmd("file-read").stdin(r#"{"file_path":"secret.txt"}"#).as_nobody().run();
     assert_eq!(ran.json(), error("Permission denied: secret.txt", "PERMISSION_DENIED"));
 }

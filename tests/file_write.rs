@@ -243,10 +243,10 @@ fn a_read_only_directory_holding_a_writable_file_is_written_in_place() {
     // the directory is not writable to it.
     std::os::unix::fs::chown(&p, Some(65534), Some(65534)).ok();
     chmod(&p, 0o644);
-    chmod(&dir, 0o555);
+    let read_only = ModeGuard::set(&dir, 0o555);
     let before = inode(&p);
     let v = write_as_nobody(&env, "locked/open.txt", "new content");
-    chmod(&dir, 0o755);
+    drop(read_only);
     assert_eq!(v, wrote(11, "open.txt"));
     assert_eq!(env.read("locked/open.txt"), b"new content");
     assert_eq!(inode(&p), before);
@@ -286,9 +286,9 @@ fn a_new_file_in_a_read_only_directory_is_permission_denied() {
     let env = Env::new();
     let dir = env.mkdir("closed");
     // Not writable to nobody (under root) nor to its owner (otherwise).
-    chmod(&dir, 0o555);
+    let read_only = ModeGuard::set(&dir, 0o555);
     let v = write_as_nobody(&env, "closed/new.txt", "x");
-    chmod(&dir, 0o755);
+    drop(read_only);
     assert_eq!(v, error("Permission denied: closed/new.txt", "PERMISSION_DENIED"));
     assert!(!env.path("closed/new.txt").exists());
 }

@@ -5,7 +5,7 @@ use crate::common;
 use common::fuzz;
 use common::*;
 
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 
 use serde_json::{json, Value};
 
@@ -204,7 +204,7 @@ fn literal_components_are_looked_up_without_listing() {
     env.write("locked/open/y.h", "");
     // Searchable but not readable, by its owner too (so that the test holds
     // as a normal user): a walk that lists `locked` finds nothing.
-    std::fs::set_permissions(env.path("locked"), std::fs::Permissions::from_mode(0o311)).unwrap();
+    let _locked = ModeGuard::set(env.path("locked"), 0o311);
     let ran = env.cmd("glob").stdin(r#"{"pattern":"locked/open/*.c"}"#).as_nobody().run();
     assert_eq!(ran.json(), answer(&["locked/open/x.c"]));
     let ran = env.cmd("glob").stdin(r#"{"pattern":"locked/*/*.c"}"#).as_nobody().run();
@@ -219,7 +219,7 @@ fn only_directories_the_pattern_can_match_are_entered() {
     env.write("z/b/c", "");
     // An unreadable sibling, and a directory too deep to matter.
     env.mkdir("a/secret/c");
-    std::fs::set_permissions(env.path("a/secret"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let _secret = ModeGuard::set(env.path("a/secret"), 0o000);
     env.write("a/b/c2/deeper/c", "");
     let ran = env.cmd("glob").stdin(r#"{"pattern":"a/*/c"}"#).as_nobody().run();
     assert_eq!(ran.code, Some(0));
@@ -315,7 +315,7 @@ fn nothing_found_is_not_an_error() {
 #[test]
 fn an_unreadable_directory_is_passed_over() {
     let env = tree();
-    std::fs::set_permissions(env.path("src"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let _src = ModeGuard::set(env.path("src"), 0o000);
     let ran = env.cmd("glob").stdin(r#"{"pattern":"**/*.h"}"#).as_nobody().run();
     assert_eq!(ran.json(), answer(&["B.h", "include/api.h"]));
 }
