@@ -17,8 +17,9 @@ fn answer(paths: &[&str]) -> Value {
     json!({"output": paths.join("\n"), "count": paths.len()})
 }
 
-fn invalid_pattern() -> Value {
-    json!({"error": "Invalid glob pattern", "error_code": "INVALID_PATTERN"})
+/// `Invalid glob pattern: WHY`.
+fn invalid_pattern(why: &str) -> Value {
+    json!({"error": format!("Invalid glob pattern: {why}"), "error_code": "INVALID_PATTERN"})
 }
 
 /// A small source tree used by several tests.
@@ -323,11 +324,27 @@ fn an_unreadable_directory_is_passed_over() {
 #[test]
 fn malformed_patterns_are_invalid_pattern() {
     let env = tree();
-    for pattern in ["[a", "{a", "a}", "src/{main,util", "*.[", r"a\", "[z-a]", "ok/[x/*.c"] {
-        assert_eq!(glob(&env, json!({"pattern": pattern})), invalid_pattern(), "{pattern}");
+    // What is wrong, and where (in characters, from 0).
+    for (pattern, why) in [
+        ("[a", "unclosed '[' at position 0"),
+        ("{a", "unclosed '{' at position 0"),
+        ("a}", r"'}' at position 1 closes no '{' (escape it as '\}')"),
+        ("src/{main,util", "unclosed '{' at position 4"),
+        ("*.[", "unclosed '[' at position 2"),
+        (r"a\", r"'\' at position 1 ends the pattern and escapes nothing"),
+        (r"a\/b", r"'\' at position 1 escapes '/', which separates names and cannot be escaped"),
+        ("[z-a]", "invalid range 'z-a' at position 1 ('z' comes after 'a')"),
+        ("ok/[x/*.c", "unclosed '[' at position 3"),
+        ("src/[/]", "the '[' at position 4 holds a '/', which no name contains"),
+        ("é/ü/[", "unclosed '[' at position 4"),
+    ] {
+        assert_eq!(glob(&env, json!({"pattern": pattern})), invalid_pattern(why), "{pattern}");
     }
     // Checked before the walk: a path that does not exist changes nothing.
-    assert_eq!(glob(&env, json!({"pattern": "[a", "path": "missing"})), invalid_pattern());
+    assert_eq!(
+        glob(&env, json!({"pattern": "[a", "path": "missing"})),
+        invalid_pattern("unclosed '[' at position 0")
+    );
 }
 
 #[test]

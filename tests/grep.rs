@@ -249,7 +249,10 @@ fn a_malformed_glob_filter_is_invalid_pattern() {
     env.write("a.c", "x\n");
     assert_eq!(
         grep(&env, json!({"pattern": "x", "glob": "*.{c,h"})),
-        json!({"error": "Invalid glob pattern", "error_code": "INVALID_PATTERN"})
+        json!({
+            "error": "Invalid glob pattern: unclosed '{' at position 2",
+            "error_code": "INVALID_PATTERN"
+        })
     );
 }
 
