@@ -82,6 +82,16 @@ macro_rules! snap {
     };
 }
 
+/// Stores a text snapshot (a help text) in the top-level `snapshots/`.
+#[macro_export]
+macro_rules! snap_text {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}
+
 /// A temporary directory with `bin/` (links to the binary) and `work/` (the
 /// fixture tree, and the tools' working directory).
 pub struct Env {
