@@ -8,7 +8,7 @@ usage() {
     cat <<'USAGE'
 Usage: ./install.sh [OPTIONS]
 
-Builds ikigai-tools in release mode (cargo) and installs
+Builds ikigai-tools in release mode (cargo; about 3 minutes the first time) and installs
   PREFIX/bin/ikigai-tools
   PREFIX/libexec/ikigai/<tool>  (relative symlinks, one per tool: bash, file-read, ...;
                                  the binary's `ikigai-tools --list` names them)
@@ -24,12 +24,38 @@ Options:
                      releases scan for, instead of <tool>
   --shellclaw DIR    also fill the shellclaw tools directory DIR with links named by
                      schema name (bash, file_read, ...)
-  --uninstall        remove what an install made (with --shellclaw DIR, there too)
+  --uninstall        remove what an install made: the binary, its links in
+                     PREFIX/libexec/ikigai (then the directory, if empty) and in
+                     the shellclaw directories it filled (recorded; or --shellclaw DIR)
   -h, --help         this text
 USAGE
 }
 
-prefix="${PREFIX:-${HOME:?HOME is not set; give --prefix}/.local}"
+# A mistake on the command line: one line on stderr, exit status 2.
+usage_error() {
+    echo "install.sh: $* (see --help)" >&2
+    exit 2
+}
+
+# What option $1 takes, for its usage error.
+takes() {
+    case "$1" in
+        --binary) echo "a path: $1 PATH" ;;
+        *) echo "a directory: $1 DIR" ;;
+    esac
+}
+
+# Sets option $1 to the value $2.
+set_option() {
+    case "$1" in
+        --prefix) prefix="$2" ;;
+        --destdir) destdir="$2" ;;
+        --binary) binary="$2" ;;
+        --shellclaw) shellclaw="$2" ;;
+    esac
+}
+
+prefix=""
 destdir="${DESTDIR:-}"
 binary=""
 dynamic=0
@@ -39,44 +65,85 @@ uninstall=0
 
 while [ $# -gt 0 ]; do
     case "$1" in
-        --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
-        --prefix=*) prefix="${1#*=}"; shift ;;
-        --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
-        --destdir=*) destdir="${1#*=}"; shift ;;
-        --binary) binary="${2:?--binary needs a path}"; shift 2 ;;
-        --binary=*) binary="${1#*=}"; shift ;;
+        --prefix|--destdir|--binary|--shellclaw)
+            # The value is the next argument: not missing, not empty, not
+            # the next option.
+            [ $# -ge 2 ] && [ -n "$2" ] || usage_error "$1 needs $(takes "$1")"
+            case "$2" in
+                -*) usage_error "$1 needs $(takes "$1"), not the option '$2'" ;;
+            esac
+            set_option "$1" "$2"
+            shift 2 ;;
+        --prefix=*|--destdir=*|--binary=*|--shellclaw=*)
+            option="${1%%=*}"
+            [ -n "${1#*=}" ] || usage_error "$option needs $(takes "$option")"
+            set_option "$option" "${1#*=}"
+            shift ;;
         --dynamic) dynamic=1; shift ;;
         --tool-suffix) suffix="-tool"; shift ;;
-        --shellclaw) shellclaw="${2:?--shellclaw needs a directory}"; shift 2 ;;
-        --shellclaw=*) shellclaw="${1#*=}"; shift ;;
         --uninstall) uninstall=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) echo "install.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+        *) usage_error "unknown option '$1'" ;;
     esac
 done
 
+if [ -z "$prefix" ]; then
+    if [ -n "${PREFIX:-}" ]; then
+        prefix="$PREFIX"
+    elif [ -n "${HOME:-}" ]; then
+        prefix="$HOME/.local"
+    else
+        usage_error "HOME is not set, so there is no default prefix: give --prefix DIR"
+    fi
+fi
 case "$prefix" in
     /*) ;;
-    *) echo "install.sh: --prefix must be an absolute path, got '$prefix'" >&2; exit 2 ;;
+    *) usage_error "--prefix must be an absolute path, got '$prefix'" ;;
 esac
 
 root="$destdir$prefix"
 bindir="$root/bin"
 libexec="$root/libexec/ikigai"
 target="$bindir/ikigai-tools"
+# The shellclaw directories an install filled, one a line, for --uninstall
+# (hidden: hosts skip hidden files; not executable: never taken for a tool).
+record="$libexec/.shellclaw-dirs"
 
 say() { printf '%s\n' "$*"; }
 
 # What a link to $target says, made in the directory of LINK.
 link_text() { realpath -m --relative-to="$(dirname "$1")" "$target"; }
 
-# Removes a symlink only if it is one of ours (it points at this install's
-# binary), so that an uninstall never deletes somebody else's tool.
+# Whether LINK is one of ours: a symbolic link to this install's binary,
+# whether the binary is still there or not (a link left dangling by an
+# earlier uninstall), spelt as install.sh spells it or otherwise (an
+# absolute link, a path through other directories); or a dangling link into
+# PREFIX/libexec/ikigai (a link to one of the links removed).
+is_ours() {
+    [ -L "$1" ] || return 1
+    [ "$(readlink "$1")" = "$(link_text "$1")" ] && return 0
+    resolved="$(realpath -m -- "$1")"
+    [ "$resolved" = "$(realpath -m -- "$target")" ] && return 0
+    case "$resolved" in
+        "$(realpath -m -- "$libexec")"/*) [ ! -e "$1" ] ;;
+        *) return 1 ;;
+    esac
+}
+
+# Removes a symlink only if it is one of ours, so that an uninstall never
+# deletes somebody else's tool.
+removed=0
 remove_our_link() {
-    if [ -L "$1" ] && [ "$(readlink "$1")" = "$(link_text "$1")" ]; then
+    if is_ours "$1"; then
         rm -f "$1"
         say "removed $1"
+        removed=$((removed + 1))
     fi
+}
+
+# Removes our links in directory $1.
+remove_our_links_in() {
+    for link in "$1"/*; do remove_our_link "$link"; done
 }
 
 # Makes LINK a relative symlink to $target, unless it already is one.
@@ -96,11 +163,33 @@ make_link() {
 }
 
 if [ "$uninstall" -eq 1 ]; then
-    # Every link to the binary, whatever tools the installed version had.
-    for link in "$libexec"/* ${shellclaw:+"$shellclaw"/*}; do remove_our_link "$link"; done
-    if [ -f "$target" ]; then rm -f "$target"; say "removed $target"; fi
-    rmdir "$libexec" 2>/dev/null && say "removed $libexec" || true
-    say "ikigai-tools uninstalled from $root"
+    # Every link to the binary, whatever tools the installed version had:
+    # in the shellclaw directories first (the given one, and those the
+    # installs recorded), whose links may lead through those of libexec.
+    [ -z "$shellclaw" ] || remove_our_links_in "$shellclaw"
+    if [ -f "$record" ]; then
+        while IFS= read -r dir; do
+            [ -z "$dir" ] || remove_our_links_in "$dir"
+        done <"$record"
+        rm -f "$record"
+    fi
+    remove_our_links_in "$libexec"
+    if [ -f "$target" ]; then
+        rm -f "$target"
+        say "removed $target"
+        removed=$((removed + 1))
+    fi
+    # Our directory, if nothing else is left in it; PREFIX/bin and
+    # PREFIX/libexec may be anybody's, and stay.
+    if [ -d "$libexec" ] && rmdir "$libexec" 2>/dev/null; then
+        say "removed $libexec"
+        removed=$((removed + 1))
+    fi
+    if [ "$removed" -eq 0 ]; then
+        say "nothing of ikigai-tools was found in $root; nothing was removed"
+    else
+        say "ikigai-tools uninstalled from $root"
+    fi
     exit 0
 fi
 
@@ -117,15 +206,17 @@ if [ -z "$binary" ]; then
                 # Static glibc: no dynamic loader at start-up. The target is
                 # named so that RUSTFLAGS reach the binary, not the build
                 # scripts and proc-macros, which must stay dynamic.
-                say "building ikigai-tools (cargo build --release, statically linked)"
+                say "building ikigai-tools (cargo build --release, statically linked; \
+the first build takes about 3 minutes)"
+                # cargo's progress goes to stderr, as it comes.
                 (cd "$here" && RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-                    cargo build --release --locked --quiet --target "$host")
+                    cargo build --release --locked --target "$host")
                 binary="$here/target/$host/release/ikigai-tools"
             fi ;;
     esac
     if [ -z "$binary" ]; then
-        say "building ikigai-tools (cargo build --release)"
-        (cd "$here" && cargo build --release --locked --quiet)
+        say "building ikigai-tools (cargo build --release; the first build takes about 3 minutes)"
+        (cd "$here" && cargo build --release --locked)
         binary="$here/target/release/ikigai-tools"
     fi
 fi
@@ -156,7 +247,24 @@ done
 if [ -n "$shellclaw" ]; then
     mkdir -p "$shellclaw"
     for t in $shellclaw_tools; do make_link "$shellclaw/$t" || status=1; done
+    # Recorded, so that --uninstall finds these links without --shellclaw.
+    dir="$(realpath -m -- "$shellclaw")"
+    if ! { [ -f "$record" ] && grep -qxF -- "$dir" "$record"; }; then
+        printf '%s\n' "$dir" >>"$record"
+    fi
 fi
 
+if [ "$status" -ne 0 ]; then
+    echo "install.sh: not done: some links could not be made (see above)" >&2
+    exit "$status"
+fi
 say "done; try: echo '{\"command\":\"echo hello\"}' | $libexec/bash$suffix"
-exit "$status"
+# The suite by name (ikigai-tools mcp, ikigai-tools catalog) needs
+# PREFIX/bin on PATH; not said when staging for a package (DESTDIR).
+if [ -z "$destdir" ]; then
+    case ":${PATH:-}:" in
+        *":$bindir:"* | *":$bindir/:"*) ;;
+        *) say "note: $bindir is not on your PATH; to run ikigai-tools by name, add it:" \
+               "export PATH=\"$bindir:\$PATH\"" ;;
+    esac
+fi

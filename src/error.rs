@@ -1,6 +1,7 @@
 //! The errors a tool can answer with. Each variant knows its `error_code` and
 //! its message; the texts are those of seed 000, which hosts and models rely
-//! on byte for byte.
+//! on byte for byte, and after the path, in parentheses, why (a [`Why`]):
+//! `Cannot open file: d (it is a directory)`. Every message is made here.
 
 use std::fmt;
 use std::io;
@@ -25,8 +26,9 @@ pub enum ToolError {
     /// A regular expression that does not compile; the text is the regex
     /// error, folded onto one line.
     InvalidRegex(String),
-    /// A malformed glob pattern (glob's `pattern`, grep's `glob`).
-    InvalidGlob,
+    /// A malformed glob pattern (glob's `pattern`, grep's `glob`): what is
+    /// wrong, and where.
+    InvalidGlob(GlobFault),
     /// A glob pattern too large to be taken: the text says what is too
     /// large and the bound (`fs::pattern`).
     GlobTooLarge(String),
@@ -56,7 +58,7 @@ impl ToolError {
             ToolError::SeekFailed(_) => "SEEK_FAILED",
             ToolError::SizeFailed(_) => "SIZE_FAILED",
             ToolError::NoSpace(_) => "NO_SPACE",
-            ToolError::InvalidRegex(_) | ToolError::InvalidGlob | ToolError::GlobTooLarge(_) => {
+            ToolError::InvalidRegex(_) | ToolError::InvalidGlob(_) | ToolError::GlobTooLarge(_) => {
                 "INVALID_PATTERN"
             }
             ToolError::NotFound => "NOT_FOUND",
@@ -75,14 +77,194 @@ impl ToolError {
 
     /// Classifies an I/O error met while opening or reading `path`:
     /// ENOENT and EACCES get their own codes, ENOSPC too, anything else
-    /// becomes `other(path)`.
+    /// becomes `other(path)` with the system's reason (`Why::Os`).
     pub fn from_io(err: &io::Error, path: &str, other: fn(String) -> ToolError) -> ToolError {
         match err.raw_os_error() {
             Some(libc::ENOENT) => ToolError::FileNotFound(path.to_owned()),
             Some(libc::EACCES) | Some(libc::EPERM) => ToolError::PermissionDenied(path.to_owned()),
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => ToolError::NoSpace(path.to_owned()),
             Some(libc::ENOMEM) => ToolError::AllocationFailed,
-            _ => other(path.to_owned()),
+            Some(errno) => other(path.to_owned()).because(Why::Os(errno)),
+            None => other(path.to_owned()),
+        }
+    }
+
+    /// The same error with why after its path, `Cannot open file: d (it
+    /// is a directory)`: for the errors whose code does not say it
+    /// (`OPEN_FAILED`, `READ_FAILED`, `WRITE_FAILED`, `SEEK_FAILED`,
+    /// `SIZE_FAILED`); any other error is returned as it is.
+    pub fn because(self, why: Why) -> ToolError {
+        let told = |path: String| format!("{path} ({})", why.told());
+        match self {
+            ToolError::OpenFailed(p) => ToolError::OpenFailed(told(p)),
+            ToolError::ReadFailed(p) => ToolError::ReadFailed(told(p)),
+            ToolError::WriteFailed(p) => ToolError::WriteFailed(told(p)),
+            ToolError::SeekFailed(p) => ToolError::SeekFailed(told(p)),
+            ToolError::SizeFailed(p) => ToolError::SizeFailed(told(p)),
+            other => other,
+        }
+    }
+}
+
+/// Why an operation on a path failed, told after the path in parentheses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// The directory the file would be in does not exist: the directory
+    /// named (the path's own parent), or `None` when it is another one
+    /// (the path leads through a symbolic link).
+    NoDirectory(Option<String>),
+    /// A path ending in `/`, which names a directory, never a file.
+    TrailingSlash,
+    /// The path names something that is not a regular file.
+    Kind(Kind),
+    /// An error of the system (an errno).
+    Os(i32),
+}
+
+/// What a path names, when it is not a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Directory,
+    CharDevice,
+    BlockDevice,
+    Fifo,
+    Socket,
+    Symlink,
+    /// A kind the system does not say, or a new one.
+    Other,
+}
+
+impl Kind {
+    /// The kind of a file of type `mode & S_IFMT` (`st_mode`).
+    pub fn of_mode(mode: u32) -> Kind {
+        match mode & libc::S_IFMT {
+            libc::S_IFDIR => Kind::Directory,
+            libc::S_IFCHR => Kind::CharDevice,
+            libc::S_IFBLK => Kind::BlockDevice,
+            libc::S_IFIFO => Kind::Fifo,
+            libc::S_IFSOCK => Kind::Socket,
+            libc::S_IFLNK => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The kind of a file of type `file_type`.
+    pub fn of_type(file_type: std::fs::FileType) -> Kind {
+        use std::os::unix::fs::FileTypeExt;
+        match file_type {
+            t if t.is_dir() => Kind::Directory,
+            t if t.is_char_device() => Kind::CharDevice,
+            t if t.is_block_device() => Kind::BlockDevice,
+            t if t.is_fifo() => Kind::Fifo,
+            t if t.is_socket() => Kind::Socket,
+            t if t.is_symlink() => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+}
+
+impl Why {
+    /// The reason, as told after the path.
+    fn told(&self) -> String {
+        match self {
+            Why::NoDirectory(Some(dir)) => format!("the directory {dir} does not exist"),
+            Why::NoDirectory(None) => "the directory it would be in does not exist".to_owned(),
+            Why::TrailingSlash => "a path ending in '/' names a directory, not a file".to_owned(),
+            Why::Kind(kind) => kind_told(*kind).to_owned(),
+            Why::Os(errno) => os_told(*errno),
+        }
+    }
+}
+
+fn kind_told(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Directory => "it is a directory",
+        Kind::CharDevice => "a character device, not a regular file",
+        Kind::BlockDevice => "a block device, not a regular file",
+        Kind::Fifo => "a FIFO (named pipe), not a regular file",
+        Kind::Socket => "a socket, not a regular file",
+        Kind::Symlink => "a symbolic link, not a regular file",
+        Kind::Other => "not a regular file",
+    }
+}
+
+/// An errno in words: ours for the errors a tool meets on a path, the
+/// system's (`strerror`, first letter lowered) for the rest.
+fn os_told(errno: i32) -> String {
+    let ours = match errno {
+        libc::EISDIR => kind_told(Kind::Directory),
+        libc::ENOTDIR => "a part of the path is not a directory",
+        libc::ELOOP => "too many levels of symbolic links",
+        libc::ENAMETOOLONG => "the path or a name in it is too long",
+        libc::EROFS => "the file system is read-only",
+        libc::ETXTBSY => "it is a program being run",
+        libc::EFBIG => {
+            "it would pass the largest file size allowed (ulimit -f, or the file system's)"
+        }
+        libc::EIO => "an input/output error",
+        libc::EAGAIN => "it has no data ready, and reading it would wait",
+        libc::ENXIO => "no such device or address (a socket, or a device that is not there)",
+        _ => {
+            let text = io::Error::from_raw_os_error(errno).to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            let mut chars = text.chars();
+            return match chars.next() {
+                Some(first) => first.to_lowercase().chain(chars).collect(),
+                None => format!("error {errno}"),
+            };
+        }
+    };
+    ours.to_owned()
+}
+
+/// What is wrong with a malformed glob pattern, and where: a position
+/// counts characters from 0, as Python's `re` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GlobFault {
+    /// A `[` with no `]` to close it.
+    UnclosedClass(usize),
+    /// A `{` with no `}` to close it.
+    UnclosedBrace(usize),
+    /// A `}` that closes no `{`.
+    UnopenedBrace(usize),
+    /// A `\` that ends the pattern.
+    DanglingEscape(usize),
+    /// A `\` before a `/`, which separates names and cannot be escaped.
+    EscapedSlash(usize),
+    /// A `[...]` that holds a `/`: a name never holds one.
+    SlashInClass(usize),
+    /// A range `[z-a]` whose end comes before its start.
+    BackwardRange { at: usize, from: char, to: char },
+    /// What else is wrong, in words.
+    Other(String),
+}
+
+impl fmt::Display for GlobFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GlobFault::UnclosedClass(at) => write!(f, "unclosed '[' at position {at}"),
+            GlobFault::UnclosedBrace(at) => write!(f, "unclosed '{{' at position {at}"),
+            GlobFault::UnopenedBrace(at) => {
+                write!(f, "'}}' at position {at} closes no '{{' (escape it as '\\}}')")
+            }
+            GlobFault::DanglingEscape(at) => {
+                write!(f, "'\\' at position {at} ends the pattern and escapes nothing")
+            }
+            GlobFault::EscapedSlash(at) => {
+                write!(
+                    f,
+                    "'\\' at position {at} escapes '/', which separates names and cannot be \
+                     escaped"
+                )
+            }
+            GlobFault::SlashInClass(at) => {
+                write!(f, "the '[' at position {at} holds a '/', which no name contains")
+            }
+            GlobFault::BackwardRange { at, from, to } => write!(
+                f,
+                "invalid range '{from}-{to}' at position {at} ('{from}' comes after '{to}')"
+            ),
+            GlobFault::Other(why) => f.write_str(why),
         }
     }
 }
@@ -104,7 +286,7 @@ impl fmt::Display for ToolError {
             ToolError::SizeFailed(p) => write!(f, "Cannot get file size: {p}"),
             ToolError::NoSpace(p) => write!(f, "No space left on device: {p}"),
             ToolError::InvalidRegex(m) => write!(f, "Invalid pattern: {m}"),
-            ToolError::InvalidGlob => f.write_str("Invalid glob pattern"),
+            ToolError::InvalidGlob(fault) => write!(f, "Invalid glob pattern: {fault}"),
             ToolError::GlobTooLarge(m) => write!(f, "Invalid glob pattern: {m}"),
             ToolError::NotFound => f.write_str("String not found in file"),
             ToolError::NotUnique(n) => {
@@ -132,7 +314,11 @@ mod tests {
                 "NOT_UNIQUE",
                 "String found 3 times, use replace_all to replace all",
             ),
-            (ToolError::InvalidGlob, "INVALID_PATTERN", "Invalid glob pattern"),
+            (
+                ToolError::InvalidGlob(GlobFault::UnclosedClass(3)),
+                "INVALID_PATTERN",
+                "Invalid glob pattern: unclosed '[' at position 3",
+            ),
             (
                 ToolError::GlobTooLarge("pattern is 9000 bytes long".into()),
                 "INVALID_PATTERN",
@@ -151,6 +337,71 @@ mod tests {
     }
 
     #[test]
+    fn the_reason_follows_the_seed_message() {
+        let cases = [
+            (
+                ToolError::OpenFailed("a/b.txt".into()).because(Why::NoDirectory(Some("a".into()))),
+                "OPEN_FAILED",
+                "Cannot open file: a/b.txt (the directory a does not exist)",
+            ),
+            (
+                ToolError::OpenFailed("d".into()).because(Why::Kind(Kind::Directory)),
+                "OPEN_FAILED",
+                "Cannot open file: d (it is a directory)",
+            ),
+            (
+                ToolError::OpenFailed("d/".into()).because(Why::TrailingSlash),
+                "OPEN_FAILED",
+                "Cannot open file: d/ (a path ending in '/' names a directory, not a file)",
+            ),
+            (
+                ToolError::SizeFailed("/dev/null".into()).because(Why::Kind(Kind::CharDevice)),
+                "SIZE_FAILED",
+                "Cannot get file size: /dev/null (a character device, not a regular file)",
+            ),
+            (
+                ToolError::ReadFailed("f".into()).because(Why::Os(libc::EIO)),
+                "READ_FAILED",
+                "Failed to read file: f (an input/output error)",
+            ),
+            (
+                ToolError::WriteFailed("f".into()).because(Why::Os(libc::EBADF)),
+                "WRITE_FAILED",
+                "Failed to write file: f (bad file descriptor)",
+            ),
+            // The codes that say why already are left as they are.
+            (
+                ToolError::FileNotFound("f".into()).because(Why::Kind(Kind::Fifo)),
+                "FILE_NOT_FOUND",
+                "File not found: f",
+            ),
+        ];
+        for (err, code, msg) in cases {
+            assert_eq!(err.code(), code);
+            assert_eq!(err.to_string(), msg);
+        }
+    }
+
+    #[test]
+    fn glob_faults_say_what_and_where() {
+        let cases = [
+            (GlobFault::UnclosedBrace(0), "unclosed '{' at position 0"),
+            (GlobFault::UnopenedBrace(1), r"'}' at position 1 closes no '{' (escape it as '\}')"),
+            (
+                GlobFault::DanglingEscape(1),
+                r"'\' at position 1 ends the pattern and escapes nothing",
+            ),
+            (
+                GlobFault::BackwardRange { at: 1, from: 'z', to: 'a' },
+                "invalid range 'z-a' at position 1 ('z' comes after 'a')",
+            ),
+        ];
+        for (fault, told) in cases {
+            assert_eq!(fault.to_string(), told);
+        }
+    }
+
+    #[test]
     fn io_errors_are_classified_by_errno() {
         let enoent = io::Error::from_raw_os_error(libc::ENOENT);
         let eacces = io::Error::from_raw_os_error(libc::EACCES);
@@ -165,7 +416,7 @@ mod tests {
         );
         assert_eq!(
             ToolError::from_io(&eisdir, "x", ToolError::ReadFailed),
-            ToolError::ReadFailed("x".into())
+            ToolError::ReadFailed("x (it is a directory)".into())
         );
     }
 }

@@ -12,7 +12,7 @@
 //! returns as an [`Ending`] for the command line to act on.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -313,10 +313,23 @@ pub fn finish(outcome: &Outcome, dialect: Dialect) -> Ending {
             (written, Ending { echo, failed: shellclaw })
         }
     };
+    // At a terminal the answer ends its line, so that the stderr copy or
+    // the shell's prompt does not run on after it; a pipe or a file (a
+    // host) gets the protocol's exact bytes, no newline after the object.
+    let written = written.and_then(|()| out.write_all(line_end(io::stdout().is_terminal())));
     // A host that closed its end of the pipe no longer wants the answer:
     // that is not an error of ours.
     let _ = written.and_then(|()| out.flush());
     ending
+}
+
+/// What follows the answer: a newline at a terminal, nothing otherwise.
+fn line_end(stdout_is_terminal: bool) -> &'static [u8] {
+    if stdout_is_terminal {
+        b"\n"
+    } else {
+        b""
+    }
 }
 
 /// The message of `err` as its envelope may hold it under `limit`: whole
@@ -355,6 +368,12 @@ mod tests {
 
     fn err(text: &str) -> String {
         Args::parse(text.as_bytes()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn only_a_terminal_gets_a_newline_after_the_answer() {
+        assert_eq!(line_end(true), b"\n");
+        assert_eq!(line_end(false), b"");
     }
 
     #[test]

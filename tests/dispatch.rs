@@ -129,15 +129,76 @@ fn suite_schema_without_a_tool_is_a_usage_error() {
 #[test]
 fn unknown_tool_name_is_exit_2_with_one_line() {
     let env = Env::new();
-    let expected = "ikigai-tools: unknown tool 'cat'; the tools are: \
-                    bash, file_read, file_write, file_edit, glob, grep\n";
+    let tools = "the tools are: bash, file_read, file_write, file_edit, glob, grep";
+    // Through a link only a tool can be meant; `ikigai-tools` has its host
+    // commands too.
     let by_link = env.cmd("cat").stdin("{}").run();
-    assert_eq!(
-        (by_link.code, by_link.stderr.as_str(), by_link.stdout.len()),
-        (Some(2), expected, 0)
-    );
+    let expected = format!("ikigai-tools: unknown tool 'cat'; {tools}\n");
+    assert_eq!((by_link.code, by_link.stderr, by_link.stdout.len()), (Some(2), expected, 0));
     let by_arg = env.cmd("ikigai-tools").arg("cat").arg("--schema").run();
-    assert_eq!((by_arg.code, by_arg.stderr.as_str(), by_arg.stdout.len()), (Some(2), expected, 0));
+    let expected = format!(
+        "ikigai-tools: unknown tool or command 'cat'; {tools}; \
+         the commands are: catalog, check, call, list, mcp\n"
+    );
+    assert_eq!((by_arg.code, by_arg.stderr, by_arg.stdout.len()), (Some(2), expected, 0));
+}
+
+/// Issue 15: `ikigai-tools catlog` named no close command, where `gerp`
+/// named grep.
+#[test]
+fn a_mistyped_command_is_told_the_closest_tool_or_command() {
+    let env = Env::new();
+    for (typed, close) in
+        [("catlog", "catalog"), ("chek", "check"), ("mpc", "mcp"), ("gerp", "grep")]
+    {
+        let ran = env.cmd("ikigai-tools").arg(typed).run();
+        assert_eq!(ran.code, Some(2), "{typed}");
+        assert_eq!(ran.stdout_text(), "", "{typed}");
+        assert_eq!(
+            ran.stderr,
+            format!(
+                "ikigai-tools: unknown tool or command '{typed}' (did you mean {close}?); \
+                 the tools are: bash, file_read, file_write, file_edit, glob, grep; \
+                 the commands are: catalog, check, call, list, mcp\n"
+            )
+        );
+    }
+}
+
+fn help(env: &Env, link: &str, args: &[&str]) -> String {
+    let mut call = env.cmd(link);
+    for a in args {
+        call = call.arg(a);
+    }
+    let ran = call.run();
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""), "{link} {args:?}");
+    ran.stdout_text()
+}
+
+/// Issue 15: a tool's help listed no parameters. Now it gives the schema's
+/// parameters (name, type, whether required, description), the environment
+/// variables the tool reads and a call in each dialect, however it is
+/// asked for; the suite's help names every environment variable.
+#[test]
+fn help_texts_list_the_parameters_and_the_environment() {
+    let env = Env::new();
+    for tool in &ikigai_tools::tools::TOOLS {
+        let text = help(&env, "ikigai-tools", &[tool.command, "--help"]);
+        snap_text!(format!("help_{}", tool.name), text.clone());
+        assert_eq!(help(&env, "ikigai-tools", &[tool.command, "-h"]), text);
+        assert_eq!(help(&env, "ikigai-tools", &["help", tool.name]), text);
+        // Through a link, the usage and the examples name the link.
+        let by_link = text.replace(&format!("ikigai-tools {}", tool.command), tool.command);
+        assert_eq!(help(&env, tool.command, &["--help"]), by_link);
+    }
+    let text = help(&env, "ikigai-tools", &["--help"]);
+    snap_text!("help_suite", text.clone());
+    for args in [&[][..], &["-h"], &["help"]] {
+        assert_eq!(help(&env, "ikigai-tools", args), text, "{args:?}");
+    }
+    // A host command's help is clap's own.
+    let catalog = help(&env, "ikigai-tools", &["catalog", "--help"]);
+    assert!(catalog.starts_with("Print the tools as the `tools` array"), "{catalog}");
 }
 
 #[test]

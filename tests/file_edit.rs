@@ -172,14 +172,24 @@ fn file_errors_have_their_codes() {
     let env = Env::new();
     env.mkdir("dir");
     env.write("plain.txt", "x");
-    assert_eq!(edit(&env, "dir", "a", "b"), error("Failed to read file: dir", "READ_FAILED"));
+    // The seed's message, then why.
+    assert_eq!(
+        edit(&env, "dir", "a", "b"),
+        error("Failed to read file: dir (it is a directory)", "READ_FAILED")
+    );
     assert_eq!(
         edit(&env, "plain.txt/inner", "a", "b"),
-        error("Cannot open file: plain.txt/inner", "OPEN_FAILED")
+        error(
+            "Cannot open file: plain.txt/inner (a part of the path is not a directory)",
+            "OPEN_FAILED"
+        )
     );
     assert_eq!(
         edit(&env, "/dev/null", "a", "b"),
-        error("Cannot get file size: /dev/null", "SIZE_FAILED")
+        error(
+            "Cannot get file size: /dev/null (a character device, not a regular file)",
+            "SIZE_FAILED"
+        )
     );
 }
 
@@ -190,7 +200,13 @@ fn a_fifo_is_refused_without_blocking() {
         .unwrap();
     let args = json!({"file_path": "pipe", "old_string": "a", "new_string": "b"});
     let ran = env.cmd("file-edit").stdin(args.to_string()).timeout(Duration::from_secs(20)).run();
-    assert_eq!(ran.json(), error("Cannot get file size: pipe", "SIZE_FAILED"));
+    assert_eq!(
+        ran.json(),
+        error(
+            "Cannot get file size: pipe (a FIFO (named pipe), not a regular file)",
+            "SIZE_FAILED"
+        )
+    );
     assert!(ran.elapsed < Duration::from_secs(10), "took {:?}", ran.elapsed);
 }
 
@@ -459,7 +475,13 @@ fn a_file_whose_read_would_wait_is_read_failed_at_once() {
         skipped(&format!("/proc/kmsg is closed to root here (no CAP_SYSLOG): {answer}"));
         return;
     }
-    assert_eq!(answer, error("Failed to read file: /proc/kmsg", "READ_FAILED"));
+    assert_eq!(
+        answer,
+        error(
+            "Failed to read file: /proc/kmsg (it has no data ready, and reading it would wait)",
+            "READ_FAILED"
+        )
+    );
 }
 
 /// Issue 14, break 9, for file_edit: `/proc/self/pagemap` (size 0, 256 GiB

@@ -5,7 +5,6 @@ use crate::common;
 use common::*;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::json;
@@ -148,7 +147,7 @@ fn missing_file_is_file_not_found() {
 fn unreadable_file_is_permission_denied() {
     let env = Env::new();
     let p = env.write("secret.txt", "secret");
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    let _unreadable = ModeGuard::set(&p, 0o000);
     let ran = env.cmd("file-read").stdin(r#"{"file_path":"secret.txt"}"#).as_nobody().run();
     assert_eq!(ran.json(), error("Permission denied: secret.txt", "PERMISSION_DENIED"));
 }
@@ -161,11 +160,14 @@ fn other_open_errors_are_open_failed() {
     // ENOTDIR: a file used as a directory; ELOOP: a symlink to itself.
     assert_eq!(
         read(&env, json!({"file_path": "plain.txt/inner"})),
-        error("Cannot open file: plain.txt/inner", "OPEN_FAILED")
+        error(
+            "Cannot open file: plain.txt/inner (a part of the path is not a directory)",
+            "OPEN_FAILED"
+        )
     );
     assert_eq!(
         read(&env, json!({"file_path": "loop"})),
-        error("Cannot open file: loop", "OPEN_FAILED")
+        error("Cannot open file: loop (too many levels of symbolic links)", "OPEN_FAILED")
     );
 }
 
@@ -175,7 +177,7 @@ fn directory_is_read_failed() {
     env.mkdir("sub");
     assert_eq!(
         read(&env, json!({"file_path": "sub"})),
-        error("Failed to read file: sub", "READ_FAILED")
+        error("Failed to read file: sub (it is a directory)", "READ_FAILED")
     );
 }
 
@@ -189,7 +191,13 @@ fn fifo_is_refused_with_size_failed_without_blocking() {
     {
         let ran =
             env.cmd("file-read").stdin(args.to_string()).timeout(Duration::from_secs(20)).run();
-        assert_eq!(ran.json(), error("Cannot get file size: pipe", "SIZE_FAILED"));
+        assert_eq!(
+            ran.json(),
+            error(
+                "Cannot get file size: pipe (a FIFO (named pipe), not a regular file)",
+                "SIZE_FAILED"
+            )
+        );
         // Opening a FIFO without a writer would block forever.
         assert!(ran.elapsed < Duration::from_secs(10), "took {:?}", ran.elapsed);
     }
@@ -199,9 +207,19 @@ fn fifo_is_refused_with_size_failed_without_blocking() {
 fn devices_and_sockets_are_refused_with_size_failed() {
     let env = Env::new();
     let _listener = std::os::unix::net::UnixListener::bind(env.path("sock")).unwrap();
-    for path in ["/dev/zero", "/dev/null", "sock"] {
+    for (path, kind) in [
+        ("/dev/zero", "a character device"),
+        ("/dev/null", "a character device"),
+        ("sock", "a socket"),
+    ] {
         let ran = env.cmd("file-read").stdin(json!({"file_path": path}).to_string()).run();
-        assert_eq!(ran.json(), error(&format!("Cannot get file size: {path}"), "SIZE_FAILED"));
+        assert_eq!(
+            ran.json(),
+            error(
+                &format!("Cannot get file size: {path} ({kind}, not a regular file)"),
+                "SIZE_FAILED"
+            )
+        );
     }
 }
 
@@ -400,7 +418,13 @@ fn a_file_whose_reads_would_wait_is_read_failed_at_once() {
         .stdin(r#"{"file_path":"/proc/kmsg"}"#)
         .timeout(Duration::from_secs(10))
         .run();
-    assert_eq!(ran.json(), error("Failed to read file: /proc/kmsg", "READ_FAILED"));
+    assert_eq!(
+        ran.json(),
+        error(
+            "Failed to read file: /proc/kmsg (it has no data ready, and reading it would wait)",
+            "READ_FAILED"
+        )
+    );
     // Files of /proc whose size says 0 but that do not wait are read whole.
     let ran = env.cmd("file-read").stdin(r#"{"file_path":"/proc/self/status"}"#).run();
     assert!(ran.json()["output"].as_str().is_some_and(|s| s.starts_with("Name:")));

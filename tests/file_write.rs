@@ -243,10 +243,10 @@ fn a_read_only_directory_holding_a_writable_file_is_written_in_place() {
     // the directory is not writable to it.
     std::os::unix::fs::chown(&p, Some(65534), Some(65534)).ok();
     chmod(&p, 0o644);
-    chmod(&dir, 0o555);
+    let read_only = ModeGuard::set(&dir, 0o555);
     let before = inode(&p);
     let v = write_as_nobody(&env, "locked/open.txt", "new content");
-    chmod(&dir, 0o755);
+    drop(read_only);
     assert_eq!(v, wrote(11, "open.txt"));
     assert_eq!(env.read("locked/open.txt"), b"new content");
     assert_eq!(inode(&p), before);
@@ -286,9 +286,9 @@ fn a_new_file_in_a_read_only_directory_is_permission_denied() {
     let env = Env::new();
     let dir = env.mkdir("closed");
     // Not writable to nobody (under root) nor to its owner (otherwise).
-    chmod(&dir, 0o555);
+    let read_only = ModeGuard::set(&dir, 0o555);
     let v = write_as_nobody(&env, "closed/new.txt", "x");
-    chmod(&dir, 0o755);
+    drop(read_only);
     assert_eq!(v, error("Permission denied: closed/new.txt", "PERMISSION_DENIED"));
     assert!(!env.path("closed/new.txt").exists());
 }
@@ -298,9 +298,23 @@ fn a_missing_parent_directory_is_open_failed() {
     let env = Env::new();
     assert_eq!(
         write(&env, "nonexistent/dir/file.txt", "x"),
-        error("Cannot open file: nonexistent/dir/file.txt", "OPEN_FAILED")
+        error(
+            "Cannot open file: nonexistent/dir/file.txt (the directory nonexistent/dir does not \
+             exist)",
+            "OPEN_FAILED"
+        )
     );
     assert!(!env.path("nonexistent").exists());
+    // A link that leads into a directory that does not exist: not the
+    // path's own parent, which is there.
+    std::os::unix::fs::symlink("gone/file.txt", env.path("link")).unwrap();
+    assert_eq!(
+        write(&env, "link", "x"),
+        error(
+            "Cannot open file: link (the directory it would be in does not exist)",
+            "OPEN_FAILED"
+        )
+    );
 }
 
 #[test]
@@ -308,10 +322,16 @@ fn a_directory_or_a_path_through_a_file_is_open_failed() {
     let env = Env::new();
     env.mkdir("dir");
     env.write("plain.txt", "keep");
-    for path in ["dir", "dir/", "new/", "plain.txt/inner"] {
+    for (path, why) in [
+        ("dir", "it is a directory"),
+        ("dir/", "a path ending in '/' names a directory, not a file"),
+        ("new/", "a path ending in '/' names a directory, not a file"),
+        (".", "it is a directory"),
+        ("plain.txt/inner", "a part of the path is not a directory"),
+    ] {
         assert_eq!(
             write(&env, path, "x"),
-            error(&format!("Cannot open file: {path}"), "OPEN_FAILED")
+            error(&format!("Cannot open file: {path} ({why})"), "OPEN_FAILED")
         );
     }
     assert!(env.path("dir").is_dir());
@@ -337,7 +357,9 @@ fn a_failed_write_removes_its_temp_file_and_leaves_the_target_untouched() {
     let content = "x".repeat(100_000);
     let args = json!({"file_path": "big.txt", "content": content});
     let (v, code) = write_via_shell(&env, "ulimit -f 2", &args);
-    assert_eq!((v, code), (error("Failed to write file: big.txt", "WRITE_FAILED"), Some(0)));
+    let why = "it would pass the largest file size allowed (ulimit -f, or the file system's)";
+    let message = format!("Failed to write file: big.txt ({why})");
+    assert_eq!((v, code), (error(&message, "WRITE_FAILED"), Some(0)));
     assert_eq!(env.read("big.txt"), b"old content\n");
     assert_no_temp_files(&env.work());
 }
@@ -365,8 +387,9 @@ fn shellclaw_dialect_error_exits_1_with_the_message_on_stderr() {
     let env = Env::new();
     let ran = env.run_arg("file_write", r#"{"file_path":"no/such/dir.txt","content":"x"}"#);
     assert_eq!(ran.code, Some(1));
-    assert_eq!(ran.stderr, "Cannot open file: no/such/dir.txt\n");
-    assert_eq!(ran.json(), error("Cannot open file: no/such/dir.txt", "OPEN_FAILED"));
+    let message = "Cannot open file: no/such/dir.txt (the directory no/such does not exist)";
+    assert_eq!(ran.stderr, format!("{message}\n"));
+    assert_eq!(ran.json(), error(message, "OPEN_FAILED"));
     let ran = env.run_arg("file_write", r#"{"file_path":"ok.txt","content":"ok"}"#);
     assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
     assert_eq!(ran.json(), wrote(2, "ok.txt"));
@@ -538,7 +561,11 @@ fn a_fifo_or_socket_target_is_refused_at_once_even_with_a_reader() {
             .stdin(json!({"file_path": name, "content": content}).to_string())
             .timeout(std::time::Duration::from_secs(10))
             .run();
-        assert_eq!(ran.json(), error(&format!("Cannot open file: {name}"), "OPEN_FAILED"));
+        let why = if name == "pipe" { "a FIFO (named pipe)" } else { "a socket" };
+        assert_eq!(
+            ran.json(),
+            error(&format!("Cannot open file: {name} ({why}, not a regular file)"), "OPEN_FAILED")
+        );
     }
     assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
     // Character devices are still written in place.

@@ -5,7 +5,7 @@ use crate::common;
 use common::fuzz;
 use common::*;
 
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 
 use serde_json::{json, Value};
 
@@ -17,8 +17,9 @@ fn answer(paths: &[&str]) -> Value {
     json!({"output": paths.join("\n"), "count": paths.len()})
 }
 
-fn invalid_pattern() -> Value {
-    json!({"error": "Invalid glob pattern", "error_code": "INVALID_PATTERN"})
+/// `Invalid glob pattern: WHY`.
+fn invalid_pattern(why: &str) -> Value {
+    json!({"error": format!("Invalid glob pattern: {why}"), "error_code": "INVALID_PATTERN"})
 }
 
 /// A small source tree used by several tests.
@@ -204,7 +205,7 @@ fn literal_components_are_looked_up_without_listing() {
     env.write("locked/open/y.h", "");
     // Searchable but not readable, by its owner too (so that the test holds
     // as a normal user): a walk that lists `locked` finds nothing.
-    std::fs::set_permissions(env.path("locked"), std::fs::Permissions::from_mode(0o311)).unwrap();
+    let _locked = ModeGuard::set(env.path("locked"), 0o311);
     let ran = env.cmd("glob").stdin(r#"{"pattern":"locked/open/*.c"}"#).as_nobody().run();
     assert_eq!(ran.json(), answer(&["locked/open/x.c"]));
     let ran = env.cmd("glob").stdin(r#"{"pattern":"locked/*/*.c"}"#).as_nobody().run();
@@ -219,7 +220,7 @@ fn only_directories_the_pattern_can_match_are_entered() {
     env.write("z/b/c", "");
     // An unreadable sibling, and a directory too deep to matter.
     env.mkdir("a/secret/c");
-    std::fs::set_permissions(env.path("a/secret"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let _secret = ModeGuard::set(env.path("a/secret"), 0o000);
     env.write("a/b/c2/deeper/c", "");
     let ran = env.cmd("glob").stdin(r#"{"pattern":"a/*/c"}"#).as_nobody().run();
     assert_eq!(ran.code, Some(0));
@@ -315,7 +316,7 @@ fn nothing_found_is_not_an_error() {
 #[test]
 fn an_unreadable_directory_is_passed_over() {
     let env = tree();
-    std::fs::set_permissions(env.path("src"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let _src = ModeGuard::set(env.path("src"), 0o000);
     let ran = env.cmd("glob").stdin(r#"{"pattern":"**/*.h"}"#).as_nobody().run();
     assert_eq!(ran.json(), answer(&["B.h", "include/api.h"]));
 }
@@ -323,11 +324,27 @@ fn an_unreadable_directory_is_passed_over() {
 #[test]
 fn malformed_patterns_are_invalid_pattern() {
     let env = tree();
-    for pattern in ["[a", "{a", "a}", "src/{main,util", "*.[", r"a\", "[z-a]", "ok/[x/*.c"] {
-        assert_eq!(glob(&env, json!({"pattern": pattern})), invalid_pattern(), "{pattern}");
+    // What is wrong, and where (in characters, from 0).
+    for (pattern, why) in [
+        ("[a", "unclosed '[' at position 0"),
+        ("{a", "unclosed '{' at position 0"),
+        ("a}", r"'}' at position 1 closes no '{' (escape it as '\}')"),
+        ("src/{main,util", "unclosed '{' at position 4"),
+        ("*.[", "unclosed '[' at position 2"),
+        (r"a\", r"'\' at position 1 ends the pattern and escapes nothing"),
+        (r"a\/b", r"'\' at position 1 escapes '/', which separates names and cannot be escaped"),
+        ("[z-a]", "invalid range 'z-a' at position 1 ('z' comes after 'a')"),
+        ("ok/[x/*.c", "unclosed '[' at position 3"),
+        ("src/[/]", "the '[' at position 4 holds a '/', which no name contains"),
+        ("é/ü/[", "unclosed '[' at position 4"),
+    ] {
+        assert_eq!(glob(&env, json!({"pattern": pattern})), invalid_pattern(why), "{pattern}");
     }
     // Checked before the walk: a path that does not exist changes nothing.
-    assert_eq!(glob(&env, json!({"pattern": "[a", "path": "missing"})), invalid_pattern());
+    assert_eq!(
+        glob(&env, json!({"pattern": "[a", "path": "missing"})),
+        invalid_pattern("unclosed '[' at position 0")
+    );
 }
 
 #[test]

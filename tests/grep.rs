@@ -4,7 +4,7 @@
 use crate::common;
 use common::*;
 
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 
 use serde_json::{json, Value};
 
@@ -108,7 +108,7 @@ fn unreadable_files_are_skipped_silently() {
     env.write("a.c", "needle\n");
     env.write("b.c", "needle\n");
     env.write("c.c", "needle\n");
-    std::fs::set_permissions(env.path("b.c"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let _unreadable = ModeGuard::set(env.path("b.c"), 0o000);
     let ran = env.cmd("grep").stdin(r#"{"pattern":"needle"}"#).as_nobody().run();
     assert_eq!(ran.code, Some(0));
     assert_eq!(ran.stderr, "");
@@ -249,7 +249,10 @@ fn a_malformed_glob_filter_is_invalid_pattern() {
     env.write("a.c", "x\n");
     assert_eq!(
         grep(&env, json!({"pattern": "x", "glob": "*.{c,h"})),
-        json!({"error": "Invalid glob pattern", "error_code": "INVALID_PATTERN"})
+        json!({
+            "error": "Invalid glob pattern: unclosed '{' at position 2",
+            "error_code": "INVALID_PATTERN"
+        })
     );
 }
 

@@ -15,17 +15,32 @@ fn links() -> impl Iterator<Item = &'static str> {
     ikigai_tools::tools::TOOLS.iter().map(|t| t.command)
 }
 
-fn install(args: &[&str], envs: &[(&str, &Path)]) -> (i32, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh")
+}
+
+/// `sh install.sh ARGS` with `envs` added: exit status, stdout, stderr.
+fn run_script(args: &[&str], envs: &[(&str, &Path)]) -> (i32, String, String) {
     let mut cmd = Command::new("sh");
-    cmd.arg(script).arg("--binary").arg(binary()).args(args);
+    cmd.arg(script()).args(args);
     for (k, v) in envs {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn install(args: &[&str], envs: &[(&str, &Path)]) -> (i32, String) {
+    let bin = binary();
+    let mut all = vec!["--binary", bin.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run_script(&all, envs);
     assert_eq!(stderr, "", "install.sh wrote to stderr");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    (code, stdout)
 }
 
 fn listing(dir: &Path) -> Vec<(String, Option<PathBuf>)> {
@@ -77,8 +92,10 @@ fn second_run_changes_nothing() {
     let (code, out) = install(&["--prefix", p], &[]);
     assert_eq!(code, 0);
     assert_eq!(before, listing(&prefix.join("libexec/ikigai")));
-    let changed: Vec<_> =
-        out.lines().filter(|l| !l.starts_with("unchanged ") && !l.starts_with("done;")).collect();
+    let changed: Vec<_> = out
+        .lines()
+        .filter(|l| !["unchanged ", "done;", "note: "].iter().any(|p| l.starts_with(p)))
+        .collect();
     assert!(changed.is_empty(), "second run changed: {changed:?}");
 }
 
@@ -139,6 +156,217 @@ fn uninstall_removes_only_what_install_made() {
     assert!(!p.join("libexec/ikigai").exists());
     assert_eq!(listing(&p.join("bin")), vec![("other".to_string(), None)]);
     assert_eq!(listing(&sc), vec![("weather".to_string(), None)]);
+}
+
+/// Issue 15: `--uninstall` left `PREFIX/libexec/ikigai` behind. It goes,
+/// once empty; `PREFIX/libexec` and `PREFIX/bin`, which may be anybody's
+/// (`~/.local/bin`), stay. A second uninstall finds nothing and says so.
+#[test]
+fn uninstall_removes_its_directory_and_nothing_that_is_not_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    let ps = p.to_str().unwrap();
+    install(&["--prefix", ps, "--tool-suffix"], &[]);
+    let (code, out) = install(&["--prefix", ps, "--uninstall"], &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("removed {ps}/libexec/ikigai\n")), "{out}");
+    assert_eq!(listing(&p), [("bin".to_string(), None), ("libexec".to_string(), None)]);
+    assert_eq!(listing(&p.join("bin")), []);
+    assert_eq!(listing(&p.join("libexec")), []);
+    let (code, out) = install(&["--prefix", ps, "--uninstall"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(out, format!("nothing of ikigai-tools was found in {ps}; nothing was removed\n"));
+    // Somebody else's file keeps the directory.
+    install(&["--prefix", ps], &[]);
+    fs::write(p.join("libexec/ikigai/weather"), "#!/bin/sh\n").unwrap();
+    install(&["--prefix", ps, "--uninstall"], &[]);
+    assert_eq!(listing(&p.join("libexec/ikigai")), [("weather".to_string(), None)]);
+}
+
+/// Issue 15: `--uninstall` without `--shellclaw` left the shellclaw links
+/// dangling. The install records the directories it filled.
+#[test]
+fn uninstall_finds_the_shellclaw_directories_the_install_filled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    let (sc, sc2) = (tmp.path().join("sc"), tmp.path().join("sc2"));
+    let ps = p.to_str().unwrap();
+    for dir in [&sc, &sc2, &sc] {
+        install(&["--prefix", ps, "--shellclaw", dir.to_str().unwrap()], &[]);
+    }
+    let record = fs::read_to_string(p.join("libexec/ikigai/.shellclaw-dirs")).unwrap();
+    let real = |d: &Path| d.canonicalize().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(record, format!("{}\n{}\n", real(&sc), real(&sc2)), "each directory once");
+    fs::write(sc.join("weather"), "#!/bin/sh\n").unwrap();
+    let (code, out) = install(&["--prefix", ps, "--uninstall"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(listing(&sc), [("weather".to_string(), None)]);
+    assert_eq!(listing(&sc2), []);
+    assert!(!p.join("libexec/ikigai").exists());
+}
+
+/// Issue 15: links in a shellclaw directory that point at the binary in
+/// another spelling, or dangle towards it (an earlier uninstall removed
+/// it), or towards the links of `libexec/ikigai`, are removed with
+/// `--shellclaw DIR`; links to anything else stay, dangling or not.
+#[test]
+fn uninstall_removes_shellclaw_links_that_point_or_dangle_towards_the_binary() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    let sc = tmp.path().join("sc");
+    let (ps, scs) = (p.to_str().unwrap(), sc.to_str().unwrap());
+    install(&["--prefix", ps, "--shellclaw", scs], &[]);
+    symlink(p.join("bin/ikigai-tools"), sc.join("absolute")).unwrap();
+    symlink(p.join("libexec/ikigai/bash"), sc.join("through_libexec")).unwrap();
+    symlink("/elsewhere/bin/ikigai-tools", sc.join("theirs")).unwrap();
+    symlink("nowhere", sc.join("dangling_elsewhere")).unwrap();
+    // An uninstall of an install that recorded nothing: the binary and the
+    // libexec links go, the shellclaw links are left dangling.
+    fs::remove_file(p.join("libexec/ikigai/.shellclaw-dirs")).unwrap();
+    install(&["--prefix", ps, "--uninstall"], &[]);
+    assert!(fs::metadata(sc.join("bash")).is_err(), "dangling");
+    let (code, out) = install(&["--prefix", ps, "--shellclaw", scs, "--uninstall"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        listing(&sc),
+        [
+            ("dangling_elsewhere".to_string(), Some(PathBuf::from("nowhere"))),
+            ("theirs".to_string(), Some(PathBuf::from("/elsewhere/bin/ikigai-tools"))),
+        ]
+    );
+    assert_eq!(out.lines().last(), Some(&*format!("ikigai-tools uninstalled from {ps}")));
+}
+
+/// Issue 15: `--prefix` without a value was a raw shell error. Every
+/// option that takes a value says so in one line, exit status 2, whether
+/// the value is missing, empty or another option.
+#[test]
+fn an_option_without_its_value_is_a_one_line_usage_error() {
+    for (option, takes) in [
+        ("--prefix", "a directory: --prefix DIR"),
+        ("--destdir", "a directory: --destdir DIR"),
+        ("--binary", "a path: --binary PATH"),
+        ("--shellclaw", "a directory: --shellclaw DIR"),
+    ] {
+        let empty = format!("{option}=");
+        for (args, told) in [
+            (vec![option], format!("{option} needs {takes}")),
+            (vec![&*empty], format!("{option} needs {takes}")),
+            (vec![option, ""], format!("{option} needs {takes}")),
+            (
+                vec![option, "--uninstall"],
+                format!("{option} needs {takes}, not the option '--uninstall'"),
+            ),
+        ] {
+            let (code, out, err) = run_script(&args, &[]);
+            assert_eq!(
+                (code, out.as_str(), err),
+                (2, "", format!("install.sh: {told} (see --help)\n")),
+                "{args:?}"
+            );
+        }
+    }
+    let (code, out, err) = run_script(&["--prefix", "relative"], &[]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(err, "install.sh: --prefix must be an absolute path, got 'relative' (see --help)\n");
+}
+
+/// Issue 15: "done" was printed by a run that then exited 1. A run that
+/// could not make a link says what went wrong on stderr and is not done.
+#[test]
+fn done_is_said_only_when_everything_was_done() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    fs::create_dir_all(p.join("libexec/ikigai")).unwrap();
+    fs::write(p.join("libexec/ikigai/grep"), "someone's grep").unwrap();
+    let bin = binary();
+    let args = ["--binary", bin.to_str().unwrap(), "--prefix", p.to_str().unwrap()];
+    let (code, out, err) = run_script(&args, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("done"), "{out}");
+    let grep = p.join("libexec/ikigai/grep");
+    assert_eq!(
+        err,
+        format!(
+            "install.sh: {} exists and is not a symlink; leaving it alone\n\
+             install.sh: not done: some links could not be made (see above)\n",
+            grep.display()
+        )
+    );
+    assert_eq!(fs::read(&grep).unwrap(), b"someone's grep");
+}
+
+/// Issue 15: nothing said that `PREFIX/bin` was not on `PATH`. When it is
+/// not, the last line says how to add it; not when it is, nor when staging
+/// for a package.
+#[test]
+fn a_bin_directory_not_on_path_is_pointed_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    let bin = p.join("bin");
+    let note = format!(
+        "note: {} is not on your PATH; to run ikigai-tools by name, add it: \
+         export PATH=\"{}:$PATH\"",
+        bin.display(),
+        bin.display()
+    );
+    let ps = p.to_str().unwrap();
+    let (code, out) = install(&["--prefix", ps], &[("PATH", Path::new("/usr/bin:/bin"))]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().last(), Some(&*note));
+    for path in
+        [format!("/usr/bin:{}:/bin", bin.display()), format!("{}/:/usr/bin:/bin", bin.display())]
+    {
+        let (code, out) = install(&["--prefix", ps], &[("PATH", Path::new(&path))]);
+        assert_eq!(code, 0);
+        assert!(out.lines().last().unwrap().starts_with("done; "), "{path}: {out}");
+    }
+    let stage = tmp.path().join("stage");
+    let (code, out) = install(
+        &["--prefix", "/opt/x", "--destdir", stage.to_str().unwrap()],
+        &[("PATH", Path::new("/usr/bin:/bin"))],
+    );
+    assert_eq!(code, 0);
+    assert!(!out.contains("note: "), "{out}");
+}
+
+/// Issue 15: the build was silent for minutes (`cargo --quiet`). It says
+/// beforehand that it takes minutes, then lets cargo's progress through;
+/// a build that fails ends the run, not done. (A cargo and a rustc of the
+/// test's own stand in for the real ones.)
+#[test]
+fn the_build_says_it_takes_minutes_and_shows_cargos_progress() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = tmp.path().join("fake-bin");
+    fs::create_dir(&fake).unwrap();
+    for (name, body) in [
+        ("rustc", "echo 'host: x86_64-unknown-linux-gnu'"),
+        ("cargo", "echo \"   Compiling ikigai-tools (cargo $*)\" >&2; exit 101"),
+    ] {
+        let path = fake.join(name);
+        fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", fake.display());
+    let p = tmp.path().join("p");
+    for (extra, built) in [
+        (None, "cargo build --release, statically linked; the first build takes about 3 minutes"),
+        (Some("--dynamic"), "cargo build --release; the first build takes about 3 minutes"),
+    ] {
+        let mut args = vec!["--prefix", p.to_str().unwrap()];
+        args.extend(extra);
+        let (code, out, err) = run_script(&args, &[("PATH", Path::new(&path))]);
+        assert_eq!(code, 101, "{out}{err}");
+        assert_eq!(out, format!("building ikigai-tools ({built})\n"));
+        assert!(
+            err.starts_with("   Compiling ikigai-tools (cargo build --release --locked"),
+            "{err}"
+        );
+        assert!(!err.contains("--quiet"), "{err}");
+        assert!(!p.exists());
+    }
 }
 
 #[test]

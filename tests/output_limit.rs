@@ -462,7 +462,7 @@ fn grep_of_many_files_full_of_matches_stays_under_the_default_limit() {
 /// message on one line.
 fn bounded_error(env: &Env, link: &str, limit: Option<u64>, path: &str, bound: usize) {
     let args = json!({ "file_path": path }).to_string();
-    let whole = format!("Cannot open file: {path}");
+    let whole = format!("Cannot open file: {path} (the path or a name in it is too long)");
     let message = String::from_utf8(answer::bounded(whole.as_bytes(), bound, answer::omitted))
         .expect("ASCII");
     assert!(message.contains(" bytes omitted ...]"), "the message is cut");

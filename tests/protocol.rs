@@ -241,3 +241,49 @@ fn operation_errors_in_ikigai_dialect_are_quiet_on_stderr() {
     assert_eq!(ran.stderr, "");
     snap!("ikigai_file_not_found", ran.json());
 }
+
+/// Runs `link ARG` with stdout on a pseudo-terminal; what the terminal
+/// received, and stderr.
+fn at_a_terminal(env: &Env, link: &str, arg: &str) -> (Vec<u8>, String) {
+    use std::io::Read;
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    // The command holds the only other copy of the terminal's end, and is
+    // dropped with this statement: the reader sees the end of it when the
+    // tool exits.
+    let child = Command::new(env.link(link))
+        .arg(arg)
+        .current_dir(env.work())
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(pty.slave))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the tool");
+    let mut master = std::fs::File::from(pty.master);
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    // EIO, not 0, is how a pseudo-terminal says its other end is closed.
+    while let Ok(n @ 1..) = master.read(&mut buf) {
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let out = child.wait_with_output().expect("wait");
+    (seen, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn at_a_terminal_the_answer_ends_its_line_in_a_pipe_it_does_not() {
+    let env = Env::new();
+    // The terminal turns the newline into CR LF (ONLCR).
+    let (seen, stderr) = at_a_terminal(&env, "bash", r#"{"command":"echo hi"}"#);
+    assert_eq!(String::from_utf8_lossy(&seen), "{\"output\":\"hi\",\"exit_code\":0}\r\n");
+    assert_eq!(stderr, "");
+    // The shellclaw dialect's stderr copy of an error comes after that line.
+    let (seen, stderr) = at_a_terminal(&env, "file-read", r#"{"file_path":"missing"}"#);
+    assert_eq!(
+        String::from_utf8_lossy(&seen),
+        "{\"error\":\"File not found: missing\",\"error_code\":\"FILE_NOT_FOUND\"}\r\n"
+    );
+    assert_eq!(stderr, "File not found: missing\n");
+    // Into a pipe, as a host reads it: the object's exact bytes.
+    let ran = env.run_arg("bash", r#"{"command":"echo hi"}"#);
+    assert_eq!(ran.stdout, br#"{"output":"hi","exit_code":0}"#);
+}

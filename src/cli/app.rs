@@ -16,7 +16,8 @@ pub const ARGS: &str = "ARGS";
 /// The argument id of `ikigai-tools --list`.
 pub const LIST: &str = "list";
 
-fn tool_command(tool: &'static Tool) -> Command {
+/// A tool's command (its help adds the parameters: `help::tool_help`).
+pub(crate) fn tool_command(tool: &'static Tool) -> Command {
     Command::new(tool.command)
         .aliases(tool.aliases())
         .about(tool.description())
@@ -51,12 +52,7 @@ pub fn suite_command() -> Command {
     Command::new(BIN_NAME)
         .version(env!("CARGO_PKG_VERSION"))
         .about("The tools a language model uses to act on a machine, as one binary")
-        .after_help(format!(
-            "Each tool also runs as a link named after it (libexec/ikigai/file-read), \
-             reading its JSON arguments from stdin (ikigai) or from $1 (shellclaw).\n\
-             Tools: {}",
-            tools::names()
-        ))
+        .after_help(suite_after_help())
         .arg(
             Arg::new(LIST)
                 .long("list")
@@ -67,6 +63,18 @@ pub fn suite_command() -> Command {
         .args_conflicts_with_subcommands(true)
         .subcommands(tool_commands())
         .subcommands(host::commands())
+}
+
+/// What the suite's help says after the options (`help::suite_help` adds
+/// the environment).
+pub(crate) fn suite_after_help() -> String {
+    format!(
+        "Each tool also runs as a link named after it (libexec/ikigai/file-read), reading its \
+         JSON arguments from stdin (ikigai) or from $1 (shellclaw); `{BIN_NAME} TOOL --help` \
+         lists its parameters.\n\
+         Tools: {}",
+        tools::names()
+    )
 }
 
 /// The whole command tree in multicall mode.

@@ -7,6 +7,7 @@ use clap::error::ErrorKind;
 use clap::ArgMatches;
 
 use super::app::{self, ARGS, DESCRIBE, LIST, SCHEMA};
+use super::help;
 use super::report::{echo, one_line_panics, print, print_error, unknown_tool};
 use super::{host, ExitCode, BIN_NAME};
 use crate::protocol::{self, Args, Dialect};
@@ -37,7 +38,7 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
         None if sub.get_flag(LIST) => print_list(),
         None => {
             // `ikigai-tools` alone: usage on stdout, as --help.
-            let _ = app::suite_command().print_help();
+            print(&help::suite_help());
             ExitCode::Success
         }
     }
@@ -117,7 +118,17 @@ fn unknown(name: &str) -> ExitCode {
 
 fn clap_error(e: clap::Error, argv: &[OsString]) -> ExitCode {
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+        ErrorKind::DisplayHelp => {
+            // A tool's help lists its parameters; the suite's, the environment.
+            match help::topic(argv) {
+                Some(topic) => print(&help::render(&topic)),
+                None => {
+                    let _ = e.print();
+                }
+            }
+            ExitCode::Success
+        }
+        ErrorKind::DisplayVersion => {
             let _ = e.print();
             ExitCode::Success
         }
@@ -129,6 +140,10 @@ fn clap_error(e: clap::Error, argv: &[OsString]) -> ExitCode {
                     "{name} needs a tool: {BIN_NAME} TOOL {name} (tools: {})",
                     tools::names()
                 ));
+                ExitCode::UsageError
+            } else if help::in_suite(argv) {
+                // `ikigai-tools catlog`: the closest tool or host command.
+                print_error(help::unknown_command(&name));
                 ExitCode::UsageError
             } else {
                 unknown(&name)

@@ -5,6 +5,8 @@
 //!   argument of `ikigai-tools`, with `TOOL --schema` answered before clap
 //!   builds its tree;
 //! - [`app`]: the clap command tree of the tools and the suite;
+//! - [`help`]: the help texts (a tool's parameters, the environment) and
+//!   the closest name to a mistyped command;
 //! - [`host`]: the `catalog`, `check`, `call` and `list` subcommands over the
 //!   [`crate::host`] library;
 //! - [`exit_code`]: the exit statuses, named;
@@ -16,6 +18,7 @@
 pub mod app;
 pub mod dispatch;
 pub mod exit_code;
+pub mod help;
 pub mod host;
 pub mod report;
 

@@ -121,7 +121,7 @@ mod tests {
         let eisdir = ConfineError::Io(io::Error::from_raw_os_error(libc::EISDIR));
         assert_eq!(
             eisdir.into_tool_error("d", ToolError::ReadFailed),
-            ToolError::ReadFailed("d".to_owned())
+            ToolError::ReadFailed("d (it is a directory)".to_owned())
         );
         let kernel = ConfineError::Unsupported("the kernel has no Landlock".to_owned());
         assert_eq!(

@@ -34,10 +34,10 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use nix::unistd::{fchown, Gid, Uid};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 
-use crate::error::ToolError;
+use crate::error::{Kind, ToolError, Why};
 use crate::fs::append_only::is_append_only;
 use crate::fs::open::clear_nonblock;
-use crate::fs::target::Target;
+use crate::fs::target::{missing_directory, Target};
 use crate::fs::temp_file::TempFile;
 use crate::fs::xattrs;
 
@@ -83,7 +83,7 @@ pub fn write<C: Content + ?Sized>(
             };
             return created.map_err(|err| match err {
                 Failure::Create(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                    ToolError::OpenFailed(path.to_owned())
+                    ToolError::OpenFailed(path.to_owned()).because(missing_directory(path))
                 }
                 other => other.into_tool_error(path),
             });
@@ -96,7 +96,8 @@ pub fn write<C: Content + ?Sized>(
     // here only when confined and planted since the target was resolved:
     // the in-place open below refuses it, never following it.)
     if matches!(kind, FileType::Directory | FileType::Fifo | FileType::Socket) {
-        return Err(ToolError::OpenFailed(path.to_owned()));
+        let why = Why::Kind(Kind::of_mode(meta.st_mode));
+        return Err(ToolError::OpenFailed(path.to_owned()).because(why));
     }
     // The rename below would replace a file we may not write (a read-only
     // file in a writable directory): refuse, as opening it would.
@@ -237,7 +238,7 @@ fn write_in_place<C: Content + ?Sized>(
     let write_failed = |e: io::Error| ToolError::from_io(&e, path, ToolError::WriteFailed);
     let kind = file.metadata().map_err(write_failed)?.file_type();
     if kind.is_fifo() || kind.is_socket() || kind.is_dir() {
-        return Err(ToolError::OpenFailed(path.to_owned()));
+        return Err(ToolError::OpenFailed(path.to_owned()).because(Why::Kind(Kind::of_type(kind))));
     }
     clear_nonblock(&file).map_err(write_failed)?;
     if regular {

@@ -11,7 +11,7 @@ use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use rustix::fs::{Mode, OFlags};
 
 use crate::confine::Roots;
-use crate::error::ToolError;
+use crate::error::{Kind, ToolError, Why};
 
 /// Opens `path` for reading if it is a regular file; the errors are those
 /// of seed 000. file_read reads it, file_edit edits it. With `roots`
@@ -80,11 +80,12 @@ fn e_size(path: &str) -> ToolError {
 }
 
 fn check_kind(meta: &Metadata, path: &str) -> Result<(), ToolError> {
+    let why = Why::Kind(Kind::of_type(meta.file_type()));
     if meta.is_dir() {
         // What read(2) on a directory gives: EISDIR.
-        Err(ToolError::ReadFailed(path.to_owned()))
+        Err(ToolError::ReadFailed(path.to_owned()).because(why))
     } else if !meta.is_file() {
-        Err(ToolError::SizeFailed(path.to_owned()))
+        Err(ToolError::SizeFailed(path.to_owned()).because(why))
     } else {
         Ok(())
     }

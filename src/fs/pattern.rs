@@ -14,7 +14,10 @@
 //!
 //! A pattern longer than `MAX_PATTERN_BYTES`, or one whose braces or
 //! compiled components pass their bounds, is `INVALID_PATTERN` with a
-//! message that says what is too large.
+//! message that says what is too large; a malformed one, with what is wrong
+//! and where (an unclosed `[` or `{`, a `}` alone, a backward range, a `\`
+//! that escapes nothing or a `/`): the brace parser reads the whole pattern
+//! first, positions and all.
 //!
 //! The dotfile rule: a name that starts with `.` is only matched by a
 //! component that starts with `.` (after brace expansion), so `*`, `?` and
@@ -25,7 +28,7 @@ use std::collections::HashMap;
 use globset::GlobBuilder;
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::error::ToolError;
+use crate::error::{GlobFault, ToolError};
 
 /// The longest pattern the tools take, glob's and grep's alike (README,
 /// docs/TOOLS.md): matching costs up to pattern × text, and no pattern a
@@ -159,7 +162,11 @@ impl Component {
         while i < bytes.len() {
             match bytes[i] {
                 b'\\' => {
-                    let escaped = *bytes.get(i + 1).ok_or(ToolError::InvalidGlob)?;
+                    // Not met: the brace parser refuses a `\` at the end or
+                    // before a `/` (which ends a component).
+                    let escaped = *bytes.get(i + 1).ok_or_else(|| {
+                        ToolError::InvalidGlob(GlobFault::Other("a '\\' escapes nothing".into()))
+                    })?;
                     literal.push(escaped);
                     i += 2;
                 }
@@ -200,7 +207,8 @@ fn compile(text: &str) -> Result<Regex, ToolError> {
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|_| ToolError::InvalidGlob)?;
+        // Not met for what the brace parser lets through; globset's words.
+        .map_err(|e| ToolError::InvalidGlob(GlobFault::Other(e.kind().to_string())))?;
     RegexBuilder::new(glob.regex())
         .dot_matches_new_line(true)
         .size_limit(REGEX_SIZE_LIMIT)
@@ -210,7 +218,10 @@ fn compile(text: &str) -> Result<Regex, ToolError> {
             regex::Error::CompiledTooBig(limit) => ToolError::GlobTooLarge(format!(
                 "pattern compiles to more than {limit} bytes, the most accepted"
             )),
-            _ => ToolError::InvalidGlob,
+            other => ToolError::InvalidGlob(GlobFault::Other(format!(
+                "it does not compile: {}",
+                crate::protocol::one_line(&other.to_string())
+            ))),
         })
 }
 
@@ -313,7 +324,10 @@ impl Glob {
             if expanded.is_empty() {
                 continue;
             }
-            let text = String::from_utf8(expanded).map_err(|_| ToolError::InvalidGlob)?;
+            // Cut only at ASCII bytes: never met.
+            let text = String::from_utf8(expanded).map_err(|_| {
+                ToolError::InvalidGlob(GlobFault::Other("it is not UTF-8 once expanded".into()))
+            })?;
             let is_absolute = text.starts_with('/');
             let tree = if is_absolute { &mut absolute } else { &mut relative }
                 .get_or_insert_with(Tree::new);
@@ -350,7 +364,7 @@ fn expand_braces(pattern: &str) -> Result<Vec<Vec<u8>>, ToolError> {
     let mut parser = BraceParser { s: pattern.as_bytes(), i: 0 };
     let pieces = parser.sequence(0)?;
     if parser.i != parser.s.len() {
-        return Err(ToolError::InvalidGlob);
+        return Err(parser.fault(GlobFault::UnopenedBrace, parser.i));
     }
     expand(&pieces)
 }
@@ -361,6 +375,17 @@ struct BraceParser<'a> {
 }
 
 impl BraceParser<'_> {
+    /// The fault `what` at byte `at`, whose position is told in characters.
+    fn fault(&self, what: fn(usize) -> GlobFault, at: usize) -> ToolError {
+        ToolError::InvalidGlob(what(self.position(at)))
+    }
+
+    /// The position of byte `at` in characters from 0 (the pattern is
+    /// UTF-8, and `at` starts a character).
+    fn position(&self, at: usize) -> usize {
+        self.s[..at].iter().filter(|&&b| b & 0xC0 != 0x80).count()
+    }
+
     /// Reads up to the end, or (inside braces) up to `,` or `}`.
     fn sequence(&mut self, depth: usize) -> Result<Vec<Piece>, ToolError> {
         let mut pieces = Vec::new();
@@ -369,8 +394,10 @@ impl BraceParser<'_> {
             match b {
                 b'\\' => {
                     let end = self.i + 2;
-                    if end > self.s.len() {
-                        return Err(ToolError::InvalidGlob);
+                    match self.s.get(self.i + 1) {
+                        None => return Err(self.fault(GlobFault::DanglingEscape, self.i)),
+                        Some(b'/') => return Err(self.fault(GlobFault::EscapedSlash, self.i)),
+                        Some(_) => {}
                     }
                     text.extend_from_slice(&self.s[self.i..end]);
                     self.i = end;
@@ -386,6 +413,7 @@ impl BraceParser<'_> {
                             "braces are nested more than {MAX_BRACE_DEPTH} deep"
                         )));
                     }
+                    let open = self.i;
                     self.i += 1;
                     if !text.is_empty() {
                         pieces.push(Piece::Text(std::mem::take(&mut text)));
@@ -399,13 +427,13 @@ impl BraceParser<'_> {
                                 self.i += 1;
                                 break;
                             }
-                            _ => return Err(ToolError::InvalidGlob),
+                            _ => return Err(self.fault(GlobFault::UnclosedBrace, open)),
                         }
                     }
                     pieces.push(Piece::Alternatives(alternatives));
                 }
                 b',' | b'}' if depth > 0 => break,
-                b'}' => return Err(ToolError::InvalidGlob),
+                b'}' => return Err(self.fault(GlobFault::UnopenedBrace, self.i)),
                 _ => {
                     text.push(b);
                     self.i += 1;
@@ -419,20 +447,57 @@ impl BraceParser<'_> {
     }
 
     /// The end (exclusive) of the character class at `self.i`, read as
-    /// globset reads it: `]` right after `[` or `[!` is a member.
+    /// globset reads it: `]` right after `[` or `[!` is a member. A class
+    /// is checked here as globset would check it, so that its error can
+    /// say where: unclosed, a range whose end comes before its start; and
+    /// it may not hold a `/`, which would split it in two components.
     fn class_end(&self) -> Result<usize, ToolError> {
-        let mut j = self.i + 1;
+        let open = self.i;
+        let mut j = open + 1;
         if matches!(self.s.get(j), Some(b'!' | b'^')) {
             j += 1;
         }
+        let members = j;
         if self.s.get(j) == Some(&b']') {
             j += 1;
         }
         let close = self.s[j.min(self.s.len())..]
             .iter()
             .position(|&b| b == b']')
-            .ok_or(ToolError::InvalidGlob)?;
-        Ok(j + close + 1)
+            .ok_or_else(|| self.fault(GlobFault::UnclosedClass, open))?;
+        let end = j + close + 1;
+        if self.s[members..end].contains(&b'/') {
+            return Err(self.fault(GlobFault::SlashInClass, open));
+        }
+        self.check_ranges(members, end - 1)?;
+        Ok(end)
+    }
+
+    /// The ranges of the class members `s[from..to]`, as globset reads them
+    /// (`-` first or last is a member): each must not run backwards.
+    fn check_ranges(&self, from: usize, to: usize) -> Result<(), ToolError> {
+        // Between ASCII bytes of a `&str`: UTF-8.
+        let members = std::str::from_utf8(&self.s[from..to]).unwrap_or_default();
+        let mut start: Option<(char, usize)> = None;
+        let mut in_range = false;
+        for (n, (at, c)) in members.char_indices().enumerate() {
+            match (c, start) {
+                ('-', Some(_)) if n > 0 && !in_range => in_range = true,
+                (c, Some((first, first_at))) if in_range => {
+                    if c < first {
+                        let at = self.position(from + first_at);
+                        return Err(ToolError::InvalidGlob(GlobFault::BackwardRange {
+                            at,
+                            from: first,
+                            to: c,
+                        }));
+                    }
+                    in_range = false;
+                }
+                (c, _) => start = Some((c, at)),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -524,11 +589,37 @@ mod tests {
 
     #[test]
     fn malformed_patterns_are_refused() {
-        for p in ["{a", "a}", "{a,b", "[a", "[]", "a\\", "{a,[b}", "}{"] {
-            assert_eq!(expand_braces(p).err(), Some(ToolError::InvalidGlob), "{p}");
+        let fault = |p: &str| match Glob::new(None, p) {
+            Err(ToolError::InvalidGlob(fault)) => fault,
+            other => panic!("{p}: {other:?}"),
+        };
+        for (p, expected) in [
+            ("{a", GlobFault::UnclosedBrace(0)),
+            ("a}", GlobFault::UnopenedBrace(1)),
+            ("{a,b", GlobFault::UnclosedBrace(0)),
+            ("x{a,{b}", GlobFault::UnclosedBrace(1)),
+            ("[a", GlobFault::UnclosedClass(0)),
+            ("[]", GlobFault::UnclosedClass(0)),
+            ("[!]", GlobFault::UnclosedClass(0)),
+            ("a\\", GlobFault::DanglingEscape(1)),
+            ("a\\/b", GlobFault::EscapedSlash(1)),
+            ("{a,[b}", GlobFault::UnclosedClass(3)),
+            ("}{", GlobFault::UnopenedBrace(0)),
+            ("ok/[x/*.c", GlobFault::UnclosedClass(3)),
+            ("a[/]b", GlobFault::SlashInClass(1)),
+            ("*.[", GlobFault::UnclosedClass(2)),
+            ("é[a", GlobFault::UnclosedClass(1)),
+            ("[z-a]", GlobFault::BackwardRange { at: 1, from: 'z', to: 'a' }),
+            ("x[!a-c-b0-9z-y]", GlobFault::BackwardRange { at: 11, from: 'z', to: 'y' }),
+            ("[a-]-[", GlobFault::UnclosedClass(5)),
+        ] {
+            assert_eq!(fault(p), expected, "{p}");
         }
-        assert!(Glob::new(None, "[z-a]").is_err());
-        assert!(Glob::new(None, "ok/[a").is_err());
+        // What globset takes, the checks here take.
+        for p in ["[]a]", "[!]]", "[-a]", "[a-]", "[a-c-d]", "[---]", "[é-ü]", "\\[a", "{[,]}"] {
+            assert!(Glob::new(None, p).is_ok(), "{p}");
+            assert!(GlobBuilder::new(p).backslash_escape(true).build().is_ok(), "{p}");
+        }
         let deep = format!("{}{}", "{".repeat(100), "}".repeat(100));
         let refused = |p: &str| expand_braces(p).err().map(|e| e.to_string());
         assert_eq!(

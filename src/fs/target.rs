@@ -21,7 +21,19 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{accessat, fstat, open, openat, statat, Access, AtFlags, Mode, OFlags, Stat};
 
 use crate::confine::{ConfineError, Roots};
-use crate::error::ToolError;
+use crate::error::{Kind, ToolError, Why};
+
+/// Why a file cannot be made at `path`, whose directory was not found: the
+/// path's own parent, named, when that is not a directory; else a directory
+/// the path leads to through a symbolic link. (A look at the parent, on the
+/// way to an error only.)
+pub fn missing_directory(path: &str) -> Why {
+    let parent = Path::new(path).parent().and_then(Path::to_str).filter(|p| !p.is_empty());
+    match parent {
+        Some(dir) if !Path::new(dir).is_dir() => Why::NoDirectory(Some(dir.to_owned())),
+        _ => Why::NoDirectory(None),
+    }
+}
 
 /// Symbolic links followed before giving up, as the kernel does (ELOOP).
 const MAX_SYMLINKS: usize = 40;
@@ -65,14 +77,16 @@ impl Target {
     pub fn for_write(path: &str, roots: Option<&Roots>) -> Result<Target, ToolError> {
         // `fopen("dir/", "w")` fails whether or not `dir` exists: a path
         // with a trailing slash names a directory, never a file to write.
+        let open_failed = |why| ToolError::OpenFailed(path.to_owned()).because(why);
         if path.ends_with('/') {
-            return Err(ToolError::OpenFailed(path.to_owned()));
+            return Err(open_failed(Why::TrailingSlash));
         }
         Target::resolve(path, roots).map_err(|e| match e {
-            ConfineError::Io(e)
-                if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EISDIR)) =>
-            {
-                ToolError::OpenFailed(path.to_owned())
+            ConfineError::Io(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                open_failed(missing_directory(path))
+            }
+            ConfineError::Io(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+                open_failed(Why::Kind(Kind::Directory))
             }
             other => other.into_tool_error(path, ToolError::OpenFailed),
         })

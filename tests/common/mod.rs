@@ -82,6 +82,16 @@ macro_rules! snap {
     };
 }
 
+/// Stores a text snapshot (a help text) in the top-level `snapshots/`.
+#[macro_export]
+macro_rules! snap_text {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}
+
 /// A temporary directory with `bin/` (links to the binary) and `work/` (the
 /// fixture tree, and the tools' working directory).
 pub struct Env {
@@ -294,6 +304,43 @@ fn read_all(mut r: impl std::io::Read) -> Vec<u8> {
     let mut buf = Vec::new();
     let _ = r.read_to_end(&mut buf);
     buf
+}
+
+/// A mode taken away for the length of a test: `chmod MODE PATH` now, the
+/// mode the path had given back when the guard is dropped, after a panic
+/// too. A directory its owner may not read or enter cannot be emptied:
+/// `rm -rf` fails on it, and so does the removal of the test's temporary
+/// directory, which a normal user would find left in `/tmp` (root is not
+/// stopped by modes). Every test that takes permissions away does it
+/// through this guard, bound to a name (`let _mode = ...`: `_` alone drops
+/// it at once), after the `Env` whose tree it changes.
+#[must_use = "the mode is given back when the guard is dropped: bind it to a name"]
+pub struct ModeGuard {
+    path: PathBuf,
+    mode: u32,
+}
+
+impl ModeGuard {
+    /// Gives `path` the mode `mode`, until the guard is dropped.
+    pub fn set(path: impl AsRef<Path>, mode: u32) -> ModeGuard {
+        let guard = ModeGuard::keep(path);
+        fs::set_permissions(&guard.path, fs::Permissions::from_mode(mode)).expect("chmod");
+        guard
+    }
+
+    /// Gives `path` its present mode back when the guard is dropped,
+    /// whatever changes it meanwhile (a command the test runs).
+    pub fn keep(path: impl AsRef<Path>) -> ModeGuard {
+        let path = path.as_ref().to_path_buf();
+        let mode = fs::metadata(&path).expect("stat").permissions().mode() & 0o7777;
+        ModeGuard { path, mode }
+    }
+}
+
+impl Drop for ModeGuard {
+    fn drop(&mut self) {
+        let _ = fs::set_permissions(&self.path, fs::Permissions::from_mode(self.mode));
+    }
 }
 
 /// Says that the running test (or a part of it) is skipped, and why, where

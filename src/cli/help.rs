@@ -1,0 +1,403 @@
+//! The help texts and the word for a command that is not known.
+//!
+//! - A tool's help (`TOOL --help` through a link, `ikigai-tools TOOL --help`,
+//!   `ikigai-tools help TOOL`): clap's usage, then the parameters of the JSON
+//!   argument object as its schema gives them (name, type, whether required,
+//!   description), the environment variables the tool reads, and a call in
+//!   each dialect.
+//! - The suite's help (`ikigai-tools --help`, or alone): clap's, then every
+//!   environment variable.
+//! - A mistyped command of `ikigai-tools` (`catlog`, `gerp`): one line with
+//!   the closest tool or host command, and both lists.
+//!
+//! All of it is made only when asked for: the clap tree that every run
+//! builds holds none of it (and `TOOL --schema` is answered before that).
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{app, host, BIN_NAME};
+use crate::tools::{self, Tool};
+
+/// An environment variable, and whom it concerns.
+pub struct EnvVar {
+    pub name: &'static str,
+    /// The schema names of the tools that read it; empty for every tool.
+    pub tools: &'static [&'static str],
+    /// Read by the host commands only, not by the tools.
+    pub host: bool,
+    pub text: &'static str,
+}
+
+/// Every environment variable the binary reads (`grep -rn IKIGAI_ src`,
+/// and `TMPDIR`), for the help texts.
+pub const ENVIRONMENT: &[EnvVar] = &[
+    EnvVar {
+        name: "IKIGAI_TOOLS_MAX_OUTPUT",
+        tools: &[],
+        host: false,
+        text: "The most bytes of an answer, escaping included; past it the output keeps \
+               its head and tail around a marker (0: no limit; default 16 MiB, 65535 under \
+               the -tool names)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_ROOTS",
+        tools: &[],
+        host: false,
+        text: "Confine the tool to these directories, colon-separated (unset: not confined; \
+               set but naming none: every call refused)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_ROOT_FDS",
+        tools: &[],
+        host: false,
+        text: "The open descriptors of those roots, which `ikigai-tools mcp` passes to its \
+               calls (not set by hand)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_NETWORK",
+        tools: &["bash"],
+        host: false,
+        text: "`on` lets a confined command open TCP connections (shut by default)",
+    },
+    EnvVar {
+        name: "TMPDIR",
+        tools: &["bash"],
+        host: false,
+        text: "Where a confined command's private temporary directory (ikigai-tools-UID) is \
+               made (default /tmp)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_LOCK_WAIT",
+        tools: &["file_write", "file_edit"],
+        host: false,
+        text: "Seconds to wait for another change of the same file before giving up \
+               (default 25)",
+    },
+    EnvVar {
+        name: "IKIGAI_LIBEXEC_DIR",
+        tools: &[],
+        host: true,
+        text: "The first directory that catalog, check, call and list scan with \
+               --default-dirs (unset: the built-in tools)",
+    },
+];
+
+/// A call of each tool, for its help.
+fn example(tool: &Tool) -> &'static str {
+    match tool.name {
+        "bash" => r#"{"command":"ls -l"}"#,
+        "file_read" => r#"{"file_path":"README.md","offset":1,"limit":20}"#,
+        "file_write" => r#"{"file_path":"notes.txt","content":"hello\n"}"#,
+        "file_edit" => r#"{"file_path":"notes.txt","old_string":"hello","new_string":"goodbye"}"#,
+        "glob" => r#"{"pattern":"**/*.rs"}"#,
+        "grep" => r#"{"pattern":"TODO","glob":"*.rs"}"#,
+        _ => "{}",
+    }
+}
+
+/// Whose help a run that asked for help wants.
+pub enum Topic {
+    /// A tool's, with the name its usage line calls it by.
+    Tool(&'static Tool, String),
+    /// The suite's: `ikigai-tools --help`, `ikigai-tools help`.
+    Suite,
+}
+
+impl std::fmt::Debug for Topic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Topic::Tool(tool, name) => write!(f, "Tool({}, {name:?})", tool.name),
+            Topic::Suite => f.write_str("Suite"),
+        }
+    }
+}
+
+impl PartialEq for Topic {
+    fn eq(&self, other: &Topic) -> bool {
+        match (self, other) {
+            (Topic::Tool(a, x), Topic::Tool(b, y)) => a.name == b.name && x == y,
+            (Topic::Suite, Topic::Suite) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whose help `argv` asks for, when ours says more than clap's: a tool's or
+/// the suite's; `None` for a host command (clap's help is its whole help).
+pub fn topic(argv: &[OsString]) -> Option<Topic> {
+    let applet = argv.first().map(stem).unwrap_or_default();
+    if applet != BIN_NAME {
+        // Through a link: clap picked the applet by this name.
+        return tools::find(&applet).map(|tool| Topic::Tool(tool, applet));
+    }
+    let mut words = argv[1..].iter().map(|a| a.to_string_lossy()).filter(|a| !a.starts_with('-'));
+    let mut first = words.next();
+    if first.as_deref() == Some("help") {
+        first = words.next();
+    }
+    match first {
+        None => Some(Topic::Suite),
+        Some(word) => {
+            tools::find(&word).map(|tool| Topic::Tool(tool, format!("{BIN_NAME} {}", tool.command)))
+        }
+    }
+}
+
+/// Whether `argv` runs the suite, `ikigai-tools` (rather than a tool
+/// through a link).
+pub fn in_suite(argv: &[OsString]) -> bool {
+    argv.first().is_some_and(|a| stem(a) == BIN_NAME)
+}
+
+/// The file name clap's multicall goes by: without directory and extension.
+fn stem(arg: &OsString) -> String {
+    Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The help of `topic`.
+pub fn render(topic: &Topic) -> String {
+    match topic {
+        Topic::Tool(tool, name) => tool_help(tool, name),
+        Topic::Suite => suite_help(),
+    }
+}
+
+/// A tool's help, its usage line naming it `name`.
+pub fn tool_help(tool: &'static Tool, name: &str) -> String {
+    let more = format!(
+        "{}\n\n{}\n\nExamples:\n  echo '{example}' | {name}    (ikigai: the object on stdin)\n  \
+         {name} '{example}'    (shellclaw: the object as the one argument)\n\n\
+         The answer is one JSON object on stdout; an error is \
+         {{\"error\":\"...\",\"error_code\":\"...\"}}.",
+        parameters(tool),
+        environment(Some(tool)),
+        example = example(tool),
+    );
+    app::tool_command(tool).bin_name(name).after_help(more).render_help().to_string()
+}
+
+/// The suite's help: clap's, and every environment variable.
+pub fn suite_help() -> String {
+    let more = format!("{}\n\n{}", app::suite_after_help(), environment(None));
+    app::suite_command().after_help(more).render_help().to_string()
+}
+
+/// The parameters of the tool's JSON argument object, from its schema.
+fn parameters(tool: &Tool) -> String {
+    let schema: Value = serde_json::from_str(tool.schema).unwrap_or_default();
+    let params = &schema["parameters"];
+    let required: Vec<&str> = params["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let rows: Vec<[String; 3]> = params["properties"]
+        .as_object()
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, p)| {
+                    let kind = p["type"].as_str().unwrap_or("any");
+                    let kind = if required.contains(&name.as_str()) {
+                        format!("{kind}, required")
+                    } else {
+                        kind.to_owned()
+                    };
+                    let text = p["description"].as_str().unwrap_or_default().to_owned();
+                    [name.clone(), kind, text]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("Parameters (the JSON argument object):\n{}", table(&rows))
+}
+
+/// The `Environment:` section: every variable (`tool` `None`, each
+/// followed by the tools that read it when not all do), or those `tool`
+/// reads.
+fn environment(tool: Option<&Tool>) -> String {
+    let all = tool.is_none();
+    let wanted = |v: &EnvVar| match tool {
+        None => true,
+        Some(tool) => !v.host && (v.tools.is_empty() || v.tools.contains(&tool.name)),
+    };
+    let rows: Vec<[String; 2]> = ENVIRONMENT
+        .iter()
+        .filter(|v| wanted(v))
+        .map(|v| {
+            let whom = match v.tools {
+                [] => String::new(),
+                tools if all => format!("; {} only", tools.join(" and ")),
+                _ => String::new(),
+            };
+            [v.name.to_owned(), format!("{}{whom}", v.text)]
+        })
+        .collect();
+    format!("Environment:\n{}", table(&rows))
+}
+
+/// The width help texts are wrapped to.
+const WIDTH: usize = 100;
+
+/// Rows as aligned columns, indented by two spaces; the last column is
+/// wrapped within `WIDTH`, its lines beneath each other.
+fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    // Where the last column starts: two spaces, then each other column and
+    // two spaces.
+    let indent = 2 + widths[..N - 1].iter().map(|w| w + 2).sum::<usize>();
+    let mut out = Vec::new();
+    for row in rows {
+        let mut line = String::from("  ");
+        for (cell, width) in row[..N - 1].iter().zip(widths) {
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', width - cell.chars().count() + 2));
+        }
+        let room = WIDTH.saturating_sub(indent).max(40);
+        let mut used = 0;
+        for word in row[N - 1].split(' ') {
+            let len = word.chars().count();
+            if used > 0 && used + 1 + len > room {
+                out.push(line.trim_end().to_owned());
+                line = " ".repeat(indent);
+                used = 0;
+            }
+            if used > 0 {
+                line.push(' ');
+                used += 1;
+            }
+            line.push_str(word);
+            used += len;
+        }
+        out.push(line.trim_end().to_owned());
+    }
+    out.join("\n")
+}
+
+/// The message for a command of `ikigai-tools` that is neither a tool nor
+/// a host command: the closest of either, and both lists.
+pub fn unknown_command(name: &str) -> String {
+    let tools: Vec<&str> = tools::TOOLS.iter().map(|t| t.name).collect();
+    let commands: Vec<String> = host::commands().iter().map(|c| c.get_name().to_owned()).collect();
+    let candidates = tools
+        .iter()
+        .copied()
+        .chain(commands.iter().map(String::as_str))
+        .chain(["help"])
+        .collect::<Vec<_>>();
+    let hint = match closest(name, &candidates) {
+        Some(close) => format!(" (did you mean {close}?)"),
+        None => String::new(),
+    };
+    format!(
+        "unknown tool or command '{name}'{hint}; the tools are: {}; the commands are: {}",
+        tools.join(", "),
+        commands.join(", ")
+    )
+}
+
+/// The candidate closest to `name` (any spelling of a tool's name), if it
+/// is close: one edit (a transposition counting as one) per four letters,
+/// at least one. Stricter than a host's suggestion of a tool name (two
+/// edits) among a suite's short command names: `cat` is no `call`.
+fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let wanted = tools::normalize_name(name);
+    candidates
+        .iter()
+        .map(|c| (strsim::osa_distance(&wanted, c), *c))
+        .filter(|(d, c)| *d <= 1.max(c.len() / 4))
+        .min()
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_topic_is_the_tool_or_the_suite() {
+        let grep = tools::find("grep").unwrap();
+        let file_read = tools::find("file_read").unwrap();
+        for (args, expected) in [
+            (&["grep", "--help"][..], Some(Topic::Tool(grep, "grep".into()))),
+            (&["/x/libexec/ikigai/grep-tool", "-h"], Some(Topic::Tool(grep, "grep-tool".into()))),
+            (
+                &["ikigai-tools", "grep", "--help"],
+                Some(Topic::Tool(grep, "ikigai-tools grep".into())),
+            ),
+            (
+                &["ikigai-tools", "help", "file_read"],
+                Some(Topic::Tool(file_read, "ikigai-tools file-read".into())),
+            ),
+            (&["/usr/bin/ikigai-tools", "--help"], Some(Topic::Suite)),
+            (&["ikigai-tools", "help"], Some(Topic::Suite)),
+            (&["ikigai-tools", "catalog", "--help"], None),
+            (&["ikigai-tools", "help", "call"], None),
+        ] {
+            assert_eq!(topic(&argv(args)), expected, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn a_tool_help_lists_every_parameter_and_its_variables() {
+        for tool in &tools::TOOLS {
+            let help = tool_help(tool, tool.command);
+            let schema: Value = serde_json::from_str(tool.schema).unwrap();
+            for (name, p) in schema["parameters"]["properties"].as_object().unwrap() {
+                let described = p["description"].as_str().unwrap();
+                assert!(
+                    help.lines().any(|l| l.trim_start().starts_with(name.as_str())
+                        && l.contains(p["type"].as_str().unwrap())
+                        && l.ends_with(described)),
+                    "{}: {name} in\n{help}",
+                    tool.name
+                );
+            }
+            assert!(help.contains("IKIGAI_TOOLS_MAX_OUTPUT"), "{help}");
+            assert_eq!(help.contains("IKIGAI_TOOLS_NETWORK"), tool.name == "bash");
+            assert_eq!(
+                help.contains("IKIGAI_TOOLS_LOCK_WAIT"),
+                ["file_write", "file_edit"].contains(&tool.name)
+            );
+            assert!(!help.contains("IKIGAI_LIBEXEC_DIR"));
+        }
+    }
+
+    #[test]
+    fn the_suite_help_names_every_variable() {
+        let help = suite_help();
+        for var in ENVIRONMENT {
+            assert!(help.contains(var.name), "{}", var.name);
+        }
+    }
+
+    #[test]
+    fn a_mistyped_command_is_told_the_closest_tool_or_command() {
+        let lists = "; the tools are: bash, file_read, file_write, file_edit, glob, grep; \
+                     the commands are: catalog, check, call, list, mcp";
+        for (typed, close) in
+            [("catlog", "catalog"), ("chek", "check"), ("mpc", "mcp"), ("gerp", "grep")]
+        {
+            assert_eq!(
+                unknown_command(typed),
+                format!("unknown tool or command '{typed}' (did you mean {close}?){lists}")
+            );
+        }
+        for far in ["cat", "ls", "catalogue-of-things"] {
+            assert_eq!(unknown_command(far), format!("unknown tool or command '{far}'{lists}"));
+        }
+        assert!(unknown_command("file-raed").contains("(did you mean file_read?)"));
+        assert!(unknown_command("hlep").contains("(did you mean help?)"));
+    }
+}
