@@ -2,8 +2,7 @@
 //! process group with a [`Guardian`], stdin written then closed (or kept
 //! open, or `/dev/null`), stdout and stderr read concurrently into bounded
 //! buffers, and a time limit after which the whole group is stopped
-//! (SIGTERM, grace, SIGKILL, until it is gone). A job can be cancelled from
-//! another thread ([`Cancel`]): its group is killed at once.
+//! (SIGTERM, grace, SIGKILL, until it is gone).
 //!
 //! One thread drives every process with `poll`, so fifty tools that hang
 //! cost one time limit, not fifty, and nothing is left blocked in a reader
@@ -27,7 +26,7 @@ use super::group::{self, Group};
 use super::guardian::{self, Guardian};
 use super::pipes::{self, Drained};
 use super::status::Exit;
-use super::{Cancel, DRAIN_AFTER_EXIT, QUIET_AFTER_EXIT, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
+use super::{DRAIN_AFTER_EXIT, QUIET_AFTER_EXIT, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
 use crate::limit::Bounded;
 
 /// What the process gets on its stdin.
@@ -53,8 +52,6 @@ pub struct Job {
     /// Bytes kept of stdout and of stderr each (head and tail, see
     /// [`Bounded`]); `None` keeps everything.
     pub capture_limit: Option<usize>,
-    /// Stops the job from another thread.
-    pub cancel: Option<Cancel>,
 }
 
 /// How a run ended.
@@ -65,8 +62,6 @@ pub enum Status {
     Signaled(i32),
     /// Still running at the time limit: its group was stopped.
     TimedOut,
-    /// Cancelled while running: its group was killed.
-    Cancelled,
     /// The process could not be started (not executable, not found …).
     NotStarted(io::Error),
 }
@@ -160,13 +155,12 @@ enum Stream {
     Stdin,
     Stdout,
     Stderr,
-    Cancel,
 }
 
 /// A group being stopped, and what the job will have ended with.
 struct Stopping {
     then: fn() -> Status,
-    /// When SIGKILL was sent (at once for a cancel).
+    /// When SIGKILL was sent.
     killed_at: Option<Instant>,
     since: Instant,
 }
@@ -185,7 +179,6 @@ struct Running {
     out: Bounded,
     err: Bounded,
     deadline: Instant,
-    cancel: Option<Cancel>,
     /// The leader has been reaped: its pid is no longer ours to wait for.
     reaped: bool,
     /// When the process was found to have exited, and the last time its
@@ -213,7 +206,6 @@ impl Running {
             out: Bounded::new(job.capture_limit),
             err: Bounded::new(job.capture_limit),
             deadline: now + job.timeout,
-            cancel: job.cancel,
             reaped: false,
             exited_at: None,
             last_read: now,
@@ -316,7 +308,7 @@ impl Running {
     }
 
     /// Moves the job on: notices its exit, enforces the time limit, the
-    /// grace periods and a cancel.
+    /// grace periods.
     fn advance(&mut self, now: Instant) {
         let Some(pid) = self.pid else { return };
         if self.outcome.is_some() {
@@ -344,13 +336,6 @@ impl Running {
                     self.outcome = Some(then());
                 }
             }
-            return;
-        }
-        if self.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
-            group.kill();
-            self.stdin = None;
-            self.stopping =
-                Some(Stopping { then: || Status::Cancelled, killed_at: Some(now), since: now });
             return;
         }
         if self.exit.is_none() {
@@ -405,8 +390,6 @@ impl Running {
     fn handle(&mut self, stream: Stream, revents: PollFlags, buf: &mut [u8]) {
         let (pipe, into) = match stream {
             Stream::Stdin => return self.write_stdin(revents),
-            // Seen by `advance`.
-            Stream::Cancel => return,
             Stream::Stdout => (self.stdout.as_mut().map(|p| p as &mut dyn io::Read), &mut self.out),
             Stream::Stderr => (self.stderr.as_mut().map(|p| p as &mut dyn io::Read), &mut self.err),
         };
@@ -451,8 +434,8 @@ impl Running {
     }
 }
 
-/// Polls every open pipe of the jobs still going (and their cancel
-/// switches), for at most one tick, and returns the ready ones.
+/// Polls every open pipe of the jobs still going, for at most one tick, and
+/// returns the ready ones.
 fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
     let mut fds: Vec<PollFd> = Vec::new();
     let mut owners: Vec<(usize, Stream)> = Vec::new();
@@ -473,11 +456,6 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
         if let Some(stderr) = &job.stderr {
             fds.push(PollFd::new(stderr.as_fd(), PollFlags::POLLIN));
             owners.push((index, Stream::Stderr));
-        }
-        // Once stopping, the switch (readable for good) would only spin.
-        if let (Some(cancel), None) = (&job.cancel, &job.stopping) {
-            fds.push(PollFd::new(cancel.fd(), PollFlags::POLLIN));
-            owners.push((index, Stream::Cancel));
         }
     }
     // Exits, deadlines and grace periods are noticed by `advance`, not by
@@ -509,7 +487,6 @@ mod tests {
             input,
             timeout,
             capture_limit: Some(1024),
-            cancel: None,
         }
     }
 
@@ -563,28 +540,5 @@ mod tests {
     fn a_signal_is_reported_as_such() {
         let done = run(sh("kill -SEGV $$", Input::Null, Duration::from_secs(5)));
         assert!(matches!(done.status, Status::Signaled(11)), "{:?}", done.status);
-    }
-
-    #[test]
-    fn a_job_cancelled_from_another_thread_loses_its_whole_group() {
-        let cancel = Cancel::new().unwrap();
-        let job = Job {
-            cancel: Some(cancel.clone()),
-            ..sh("sleep 30 & echo $!; wait", Input::Null, Duration::from_secs(30))
-        };
-        let start = Instant::now();
-        let canceller = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(200));
-            cancel.cancel();
-        });
-        let done = run(job);
-        canceller.join().unwrap();
-        assert!(matches!(done.status, Status::Cancelled), "{:?}", done.status);
-        assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
-        let child: i32 = done.stdout.text().trim().parse().unwrap();
-        // Killed at once; a zombie nobody reaps counts as gone.
-        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
-        assert!(matches!(state, None | Some('Z' | 'X')), "the background child lives: {stat}");
     }
 }

@@ -35,20 +35,20 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 
 use crate::confine::{open_entry, Roots};
+use crate::context::{Context, DEFAULT_MAX_OUTPUT};
 use crate::error::ToolError;
 use crate::fs::pattern::{too_long, Glob, REGEX_SIZE_LIMIT};
 use crate::fs::walk::{walk, walk_confined, Found};
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{one_line, Args, Outcome};
-use crate::tools::allowed_roots;
 
 /// At most this many threads search files.
 const MAX_THREADS: usize = 8;
 /// The longest line held in memory to be searched.
 const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let pattern = args.required_str("pattern")?;
     let filter = match args.optional_str("glob")? {
         None | Some("") => None,
@@ -58,17 +58,17 @@ pub fn run(args: &Args) -> Outcome {
     // Both patterns are checked before any file is read.
     let matcher = matcher(pattern)?;
     let glob = Glob::new(path, filter.unwrap_or("*"))?;
-    let roots = allowed_roots()?;
+    let roots = context.roots()?;
     if roots.is_some() {
         room_for_directories();
     }
-    let mut named = match (&roots, path) {
+    let mut named = match (roots, path) {
         (None, Some(file)) if is_regular_file(file) => Some(named_file(file, filter)?),
         (Some(roots), Some(path)) => named_file_confined(path, filter, roots)?,
         _ => None,
     };
 
-    let limit = limit::max_output();
+    let limit = context.max_output;
     let output = Mutex::new(Bounded::for_answer(limit));
     let mut count: i64 = 0;
     let mut walked = Ok(());
@@ -90,7 +90,7 @@ pub fn run(args: &Args) -> Outcome {
                 lock(&output).append(result.output);
             }
         },
-        |feed| match (named.take(), &roots) {
+        |feed| match (named.take(), roots) {
             (Some(files), _) => files.into_iter().for_each(feed),
             (None, None) => walk(&glob, |found| {
                 if found.kind.is_file() {
@@ -335,9 +335,9 @@ const BUFFER_START: usize = 256 * 1024;
 /// larger file is searched as a stream, the bytes already read first.
 ///
 /// Without `answer` (tests), all lines are held until the end, with the
-/// limit of the environment.
+/// default limit.
 fn search_file(worker: &mut Worker, item: &Item, answer: Option<&Answer<'_>>) -> FileResult {
-    let limit = answer.map_or_else(limit::max_output, |a| a.limit);
+    let limit = answer.map_or(Some(DEFAULT_MAX_OUTPUT), |a| a.limit);
     let Ok(file) = item.open() else {
         return FileResult { output: Bounded::for_answer(limit), lines: 0 };
     };
