@@ -36,12 +36,10 @@ pub enum ToolError {
     NotFound,
     /// file_edit: `old_string` occurs this many times and `replace_all` is off.
     NotUnique(usize),
-    OutOfMemory,
     /// A buffer the file needs could not be had: the file is too large
     /// for the memory the process may use. (`OUT_OF_MEMORY`, seed 000's
     /// description of the code as its message.)
     AllocationFailed,
-    ReadError,
 }
 
 impl ToolError {
@@ -63,8 +61,7 @@ impl ToolError {
             }
             ToolError::NotFound => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
-            ToolError::OutOfMemory | ToolError::AllocationFailed => "OUT_OF_MEMORY",
-            ToolError::ReadError => "READ_ERROR",
+            ToolError::AllocationFailed => "OUT_OF_MEMORY",
         }
     }
 
@@ -292,9 +289,7 @@ impl fmt::Display for ToolError {
             ToolError::NotUnique(n) => {
                 write!(f, "String found {n} times, use replace_all to replace all")
             }
-            ToolError::OutOfMemory => f.write_str("Out of memory during glob"),
             ToolError::AllocationFailed => f.write_str("Memory allocation failed"),
-            ToolError::ReadError => f.write_str("Read error during glob"),
         }
     }
 }

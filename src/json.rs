@@ -11,6 +11,7 @@ const REPLACEMENT: &str = "\u{FFFD}";
 
 /// Whether a byte of valid UTF-8 must be escaped: a control byte, `"` or `\`.
 /// Bytes of multi-byte characters are all >= 0x80 and pass through.
+#[cfg(any(not(target_arch = "x86_64"), test))]
 #[inline]
 fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
@@ -172,7 +173,8 @@ fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
 
 /// Appends valid UTF-8, escaped: ASCII runs and multi-byte characters pass
 /// through as they are; only `"`, `\` and control bytes are rewritten.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+/// Where SSE2 is, only the tests use it, to check the fast path against.
+#[cfg(any(not(target_arch = "x86_64"), test))]
 fn escape_into_portable(out: &mut Vec<u8>, s: &[u8]) {
     let mut start = 0;
     while start < s.len() {
@@ -201,6 +203,7 @@ fn escape_into_portable(out: &mut Vec<u8>, s: &[u8]) {
 /// The index of the first byte that needs escaping, or `s.len()`. Eight
 /// bytes at a time: in each word, the lowest flagged byte is exact (a
 /// borrow can only flag bytes above a true match), which is all we need.
+#[cfg(any(not(target_arch = "x86_64"), test))]
 #[inline]
 fn next_escape(s: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;

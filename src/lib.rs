@@ -1,16 +1,29 @@
 //! ikigai-tools: the six tools a language model uses to act on a machine
 //! (bash, file_read, file_write, file_edit, glob, grep) as one multicall
 //! binary. See README.md for the protocol.
+//!
+//! What the crate offers outside: the binary's entry point (`cli::main`),
+//! the table of the tools (`tools::TOOLS`), the argument parser (`Args`,
+//! for the fuzz target) and the host side as a library (`host`). The rest
+//! is the binary's own.
 
 pub mod cli;
-pub mod confine;
-pub mod error;
-pub mod fs;
+mod confine;
+mod context;
+mod error;
+mod fs;
 pub mod host;
-pub mod json;
-pub mod limit;
-pub mod mcp;
-pub mod memory;
-pub mod process;
-pub mod protocol;
+mod json;
+mod limit;
+mod mcp;
+mod memory;
+mod print;
+mod process;
+mod protocol;
 pub mod tools;
+
+pub use protocol::Args;
+
+/// The suite's own name, as installed in `PREFIX/bin`: the binary's, its
+/// messages' and the MCP server's.
+pub(crate) const BIN_NAME: &str = "ikigai-tools";

@@ -1,8 +1,8 @@
-//! The output limit (README, "Output limit"): `IKIGAI_TOOLS_MAX_OUTPUT`
-//! bounds the whole answer a tool prints, error envelopes included, after JSON escaping, because that is what a
-//! host reads. 16 MiB by default, 65,535 under the `-tool` names of current
-//! ikigai releases (which read no more), `0` for none; less than 1 KiB
-//! counts as 1 KiB.
+//! The output limit's buffer (README, "Output limit"): the limit itself,
+//! read from the environment and the name a tool was called by, is part of
+//! a call's `Context`; the buffer keeps an answer within it, error
+//! envelopes included, after JSON escaping, because that is what a host
+//! reads.
 //!
 //! Past the limit the first and the last half of the output are kept and
 //! one line between them says what was left out. Memory stays bounded by
@@ -10,59 +10,15 @@
 //! fall between characters (`json::size` units), never inside one.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::json::size::{self, Unit};
 
-pub const ENV_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
-pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
-/// The default under the `-tool` names (`file-read-tool`): current ikigai
-/// releases read at most this much of an answer and call anything longer
-/// invalid JSON.
-pub const IKIGAI_TOOL_MAX_OUTPUT: usize = 65_535;
-/// Smaller limits count as this much: room for the envelope, the marker
-/// and some output.
-pub const MIN_MAX_OUTPUT: usize = 1024;
 /// What an answer holds beside the output's head and tail, at most: the
 /// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
 /// an error envelope `{"error":"","error_code":"PERMISSION_DENIED"}`, 45)
 /// and the marker line with its two escaped newlines (file_read's, with
 /// two 20-digit numbers, takes 90).
 pub const ANSWER_RESERVE: usize = 160;
-
-/// Whether the tool was called by a `-tool` name.
-static CALLED_AS_IKIGAI_TOOL: AtomicBool = AtomicBool::new(false);
-
-/// Tells the limit the name the tool was called by (the file name of
-/// `argv[0]`, or the tool named after `ikigai-tools`): under a `-tool` or
-/// `_tool` name the default is what current ikigai reads.
-pub fn called_as(name: &str) {
-    let ikigai = name.ends_with("-tool") || name.ends_with("_tool");
-    CALLED_AS_IKIGAI_TOOL.store(ikigai, Ordering::Relaxed);
-}
-
-fn default_max_output() -> usize {
-    if CALLED_AS_IKIGAI_TOOL.load(Ordering::Relaxed) {
-        IKIGAI_TOOL_MAX_OUTPUT
-    } else {
-        DEFAULT_MAX_OUTPUT
-    }
-}
-
-/// The limit in force on an answer's size: `None` when there is none. A
-/// value that is not a number is ignored in favour of the default rather
-/// than lifting the bound.
-pub fn max_output() -> Option<usize> {
-    parse_limit(std::env::var(ENV_VAR).ok().as_deref(), default_max_output())
-}
-
-fn parse_limit(value: Option<&str>, default: usize) -> Option<usize> {
-    match value.map(str::trim).map(str::parse::<u64>) {
-        Some(Ok(0)) => None,
-        Some(Ok(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX).max(MIN_MAX_OUTPUT)),
-        _ => Some(default),
-    }
-}
 
 /// Text is measured a block at a time where it is ASCII.
 const BLOCK: usize = 4096;
@@ -130,11 +86,6 @@ impl Bounded {
     pub fn for_answer(limit: Option<usize>) -> Bounded {
         let budget = limit.map(|l| l.saturating_sub(ANSWER_RESERVE).max(2));
         Bounded::with(Measure::Answer, budget)
-    }
-
-    /// For a tool's `output`, with the limit in force.
-    pub fn from_env() -> Bounded {
-        Bounded::for_answer(max_output())
     }
 
     /// What the output may take in all (head and tail), in the measure of
@@ -468,6 +419,7 @@ impl Bounded {
     }
 
     /// Bytes pushed in all.
+    #[cfg(test)]
     pub fn total(&self) -> u64 {
         self.total
     }
@@ -507,12 +459,6 @@ impl Bounded {
         self.finish_parts().concat()
     }
 
-    /// The output with a marker of the caller's making (file_read says
-    /// where to continue). The marker stands on a line of its own.
-    pub fn finish_with(self, marker: impl FnOnce(u64) -> String) -> Vec<u8> {
-        self.finish_parts_with(marker).concat()
-    }
-
     /// The output as parts that follow one another (head, marker line,
     /// tail), written one after the other into the answer
     /// (`json::Field::Parts`): joining them would hold the output twice.
@@ -521,7 +467,8 @@ impl Bounded {
         self.finish_parts_with(|omitted| format!("[... {omitted} bytes omitted ...]"))
     }
 
-    /// `finish_parts` with a marker of the caller's making.
+    /// `finish_parts` with a marker of the caller's making (file_read says
+    /// where to continue). The marker stands on a line of its own.
     pub fn finish_parts_with(mut self, marker: impl FnOnce(u64) -> String) -> Vec<Vec<u8>> {
         self.flush_pending();
         let omitted = self.omitted();
@@ -568,326 +515,5 @@ pub fn strip_final_newline(parts: &mut [Vec<u8>]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_values() {
-        let d = DEFAULT_MAX_OUTPUT;
-        assert_eq!(parse_limit(None, d), Some(DEFAULT_MAX_OUTPUT));
-        assert_eq!(parse_limit(Some("0"), d), None);
-        assert_eq!(parse_limit(Some("100000"), d), Some(100_000));
-        assert_eq!(parse_limit(Some("100"), d), Some(MIN_MAX_OUTPUT), "less than 1 KiB is 1 KiB");
-        assert_eq!(parse_limit(Some("lots"), d), Some(DEFAULT_MAX_OUTPUT));
-        assert_eq!(parse_limit(None, IKIGAI_TOOL_MAX_OUTPUT), Some(65_535));
-    }
-
-    #[test]
-    fn under_the_limit_everything_is_kept() {
-        let mut b = Bounded::new(Some(10));
-        b.push(b"hello");
-        b.push(b"world");
-        assert_eq!(b.finish(), b"helloworld");
-    }
-
-    #[test]
-    fn past_the_limit_head_and_tail_are_kept() {
-        let mut b = Bounded::new(Some(10));
-        for chunk in [&b"0123"[..], b"4567", b"89ab", b"cdef"] {
-            b.push(chunk);
-        }
-        assert_eq!(b.omitted(), 6);
-        assert_eq!(b.finish(), b"01234\n[... 6 bytes omitted ...]\nbcdef");
-    }
-
-    #[test]
-    fn a_tail_starting_with_a_newline_gives_no_blank_line() {
-        let mut b = Bounded::new(Some(6));
-        b.push(b"ab\ncdefg\nhi");
-        assert_eq!(b.finish(), b"ab\n[... 5 bytes omitted ...]\nhi");
-    }
-
-    #[test]
-    fn a_character_is_never_cut_between_head_and_tail() {
-        // "é" is two bytes; the head's room ends between them.
-        for chunks in
-            [vec![&b"abc\xc3\xa9de"[..]], vec![b"abc\xc3", b"\xa9de"], vec![b"abc", b"\xc3\xa9de"]]
-        {
-            let mut b = Bounded::new(Some(8));
-            for c in &chunks {
-                b.push(c);
-            }
-            let parts = b.finish_parts();
-            assert_eq!(parts, [b"abc".to_vec(), vec![], "éde".as_bytes().to_vec()], "{chunks:?}");
-        }
-    }
-
-    #[test]
-    fn incomplete_characters_are_found_at_the_end() {
-        assert_eq!(incomplete_end(b"ab"), 0);
-        assert_eq!(incomplete_end("aé".as_bytes()), 0);
-        assert_eq!(incomplete_end(b"a\xc3"), 1);
-        assert_eq!(incomplete_end(b"a\xe2\x9c"), 2);
-        assert_eq!(incomplete_end(b"a\xf0\x9f\x98"), 3);
-        assert_eq!(incomplete_end(b"\x80\x80\x80"), 0);
-    }
-
-    #[test]
-    fn the_final_newline_is_stripped_from_the_last_part_that_has_bytes() {
-        let mut parts = vec![b"a\n".to_vec(), vec![], vec![]];
-        assert!(strip_final_newline(&mut parts));
-        assert_eq!(parts, [b"a".to_vec(), vec![], vec![]]);
-        assert!(!strip_final_newline(&mut parts));
-    }
-
-    #[test]
-    fn the_tail_is_allocated_once_at_its_size() {
-        let mut b = Bounded::new(Some(1 << 20));
-        for _ in 0..10_000 {
-            b.push(&[b'y'; 1000]);
-        }
-        assert!(b.tail.capacity() < (1 << 19) + 64, "{}", b.tail.capacity());
-    }
-
-    #[test]
-    fn one_huge_push_keeps_its_own_tail() {
-        let mut b = Bounded::new(Some(4));
-        b.push(b"abcdefghij");
-        assert_eq!(b.finish(), b"ab\n[... 6 bytes omitted ...]\nij");
-    }
-
-    #[test]
-    fn skipping_the_middle_gives_what_pushing_it_would() {
-        let mut pushed = Bounded::new(Some(4));
-        pushed.push(b"abcdefghij");
-        let mut skipped = Bounded::new(Some(4));
-        skipped.push(b"ab");
-        assert_eq!(skipped.skippable(8), 6);
-        skipped.skip(6);
-        skipped.push(b"ij");
-        assert_eq!(skipped.finish(), pushed.finish());
-        assert_eq!(Bounded::new(Some(4)).skippable(100), 0, "head not full yet");
-        assert_eq!(Bounded::new(None).skippable(100), 0, "no limit");
-    }
-
-    #[test]
-    fn append_equals_pushing_everything() {
-        let ascii: [&[u8]; 5] = [b"0123", b"456789abcdef", b"", b"gh", b"ijklmnopqrstuvwxyz"];
-        // Characters that a head may not end inside, so that it ends short.
-        let utf8: [&[u8]; 5] = [
-            "0é2".as_bytes(),
-            "45✓789ab".as_bytes(),
-            b"",
-            "gé".as_bytes(),
-            "ij✓lmnopqrstu".as_bytes(),
-        ];
-        // Escapes, for the answer's measure.
-        let escapes: [&[u8]; 5] = [b"0\n2", b"45\t78\"ab", b"", b"g\x01", b"ij\\lmn\nopqrstu"];
-        let limits = [None, Some(1), Some(5), Some(10), Some(16), Some(100)];
-        type Make = fn(Option<usize>) -> Bounded;
-        let kinds: [(Make, usize); 2] = [(Bounded::new, 0), (Bounded::for_answer, ANSWER_RESERVE)];
-        for (chunks, limit, (make, reserve)) in [ascii, utf8, escapes]
-            .into_iter()
-            .flat_map(|c| limits.map(|l| (c, l)))
-            .flat_map(|(c, l)| kinds.map(|k| (c, l, k)))
-        {
-            let limit = limit.map(|l| l + reserve);
-            for split in 0..=chunks.len() {
-                let mut whole = make(limit);
-                for c in chunks {
-                    whole.push(c);
-                }
-                let mut stitched = make(limit);
-                for part in [&chunks[..split], &chunks[split..]] {
-                    let mut piece = make(limit);
-                    for c in part {
-                        piece.push(c);
-                    }
-                    stitched.append(piece);
-                }
-                assert_eq!(stitched.total(), whole.total());
-                assert_eq!(stitched.finish(), whole.finish(), "{limit:?} {split} {reserve}");
-            }
-        }
-    }
-
-    /// The answer a tool prints with `parts` as its output: the widest
-    /// envelope there is (bash's, with the longest exit code).
-    fn answer_len(parts: &[Vec<u8>]) -> usize {
-        use crate::json::{write_object, Field};
-        let mut out = Vec::new();
-        write_object(
-            &mut out,
-            &[("output", Field::Parts(parts.to_vec())), ("exit_code", Field::Int(i64::MIN))],
-        )
-        .unwrap();
-        assert!(serde_json::from_slice::<serde_json::Value>(&out).is_ok());
-        out.len()
-    }
-
-    /// Bytes of every kind, from a seed: text to escape or not, characters
-    /// of each length, bytes that are no UTF-8.
-    fn mixed(seed: u64, len: usize) -> Vec<u8> {
-        let pieces: [&[u8]; 12] = [
-            b"line of text ",
-            b"\n",
-            b"\"q\\",
-            b"\x00\x01",
-            "é".as_bytes(),
-            "✓".as_bytes(),
-            "𝄞".as_bytes(),
-            b"\xff",
-            b"\xe2\x9c",
-            b"\x80",
-            b"\t",
-            b"abcdefgh",
-        ];
-        crate::json::size::mixed_of(&pieces, seed, len)
-    }
-
-    #[test]
-    fn the_answer_never_passes_the_limit_escaping_included() {
-        for seed in 0..40u64 {
-            let text = mixed(seed, 3000 + seed as usize * 97);
-            for limit in [1024, 1500, 4096] {
-                let mut b = Bounded::for_answer(Some(limit));
-                let chunk = 1 + seed as usize * 13 % 700;
-                for piece in text.chunks(chunk) {
-                    b.push(piece);
-                }
-                assert_eq!(b.total(), text.len() as u64);
-                let mut omitted = 0;
-                let parts = b.finish_parts_with(|n| {
-                    omitted = n;
-                    format!("[... {n} bytes omitted ...]")
-                });
-                let len = answer_len(&parts);
-                assert!(len <= limit, "{len} > {limit} (seed {seed})");
-                let written = crate::json::size::escaped_len(&text) + 46;
-                if written > limit {
-                    assert!(omitted > 0);
-                    // Full up to a character or two on either side.
-                    assert!(len + ANSWER_RESERVE >= limit, "{len} (seed {seed})");
-                } else {
-                    assert_eq!(parts.concat(), text, "fits whole (seed {seed})");
-                }
-                // Head and tail are the text's own first and last bytes.
-                assert!(text.starts_with(&parts[0]), "head (seed {seed}, {limit})");
-                assert!(text.ends_with(&parts[2]), "tail (seed {seed}, {limit})");
-                assert_eq!(omitted, (text.len() - parts[0].len() - parts[2].len()) as u64);
-            }
-        }
-    }
-
-    #[test]
-    fn how_the_output_is_pushed_changes_nothing() {
-        // Mostly ASCII (measured a block at a time), with stretches of
-        // everything else, in large amounts.
-        let mut text = Vec::new();
-        for i in 0..30u64 {
-            let plain = "plain ascii text, line after line\n".repeat(1 + (i as usize * 37) % 120);
-            text.extend_from_slice(plain.as_bytes());
-            text.extend_from_slice(&mixed(i, 1 + (i as usize * 53) % 900));
-        }
-        for limit in [5000, 20_000, 100_000] {
-            let pushed = |chunk: usize| {
-                let mut b = Bounded::for_answer(Some(limit));
-                for piece in text.chunks(chunk) {
-                    b.push(piece);
-                }
-                b.finish_parts()
-            };
-            let one_by_one = pushed(1);
-            assert!(answer_len(&one_by_one) <= limit);
-            for chunk in [3, 4096, 4097, 65_536, text.len()] {
-                assert_eq!(pushed(chunk), one_by_one, "limit {limit}, chunks of {chunk}");
-            }
-        }
-    }
-
-    #[test]
-    fn the_reserve_holds_the_widest_envelope_and_marker() {
-        let marker =
-            format!("[... {} bytes omitted; continue with offset={} ...]", u64::MAX, u64::MAX);
-        let parts = vec![b"x".to_vec(), format!("\n{marker}\n").into_bytes(), b"y".to_vec()];
-        assert!(answer_len(&parts) - 2 <= ANSWER_RESERVE, "{}", answer_len(&parts));
-    }
-
-    #[test]
-    fn a_cut_never_leaves_a_replacement_character_at_either_edge() {
-        let text = "aé✓𝄞b".repeat(40);
-        let bytes = text.as_bytes();
-        for limit in [1024, 1100] {
-            for measure in [Measure::Bytes, Measure::Answer] {
-                for cut in 0..=bytes.len() {
-                    let budget =
-                        if measure == Measure::Bytes { limit - ANSWER_RESERVE } else { limit };
-                    let mut b = match measure {
-                        Measure::Bytes => Bounded::new(Some(budget / 4)),
-                        Measure::Answer => Bounded::for_answer(Some(limit)),
-                    };
-                    let mut b2 = Bounded::new(Some(budget / 4 + 1));
-                    b.push(&bytes[..cut]);
-                    b.push(&bytes[cut..]);
-                    b2.push(&bytes[..cut]);
-                    b2.push(&bytes[cut..]);
-                    for parts in [b.finish_parts(), b2.finish_parts()] {
-                        for part in &parts {
-                            assert!(std::str::from_utf8(part).is_ok(), "cut at {cut}: {part:?}");
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn reading_on_after_a_skip_inside_a_character_leaves_no_replacement_character() {
-        let text = "✓𝄞é".repeat(1000);
-        let bytes = text.as_bytes();
-        for at in 1000..1012 {
-            let mut b = Bounded::for_answer(Some(1024));
-            b.push(&bytes[..at]);
-            let skip = b.skippable((bytes.len() - at) as u64);
-            assert!(skip > 0);
-            b.skip(skip);
-            let from = at + skip as usize;
-            b.push(&bytes[from..from + 5]);
-            b.push(&bytes[from + 5..]);
-            assert_eq!(b.total(), bytes.len() as u64);
-            let parts = b.finish_parts();
-            let tail = std::str::from_utf8(&parts[2]).expect("whole characters");
-            assert!(text.ends_with(tail) && !tail.is_empty());
-        }
-    }
-
-    #[test]
-    fn without_memory_the_rest_is_counted_not_kept() {
-        let mut b = Bounded::new(None);
-        b.push(b"kept");
-        b.out_of_memory = true;
-        b.push(b"lost");
-        assert!(b.out_of_memory());
-        assert_eq!(b.omitted(), 4);
-    }
-
-    #[test]
-    fn the_last_byte_is_the_tail_s_the_head_s_or_a_pending_one() {
-        let mut b = Bounded::new(Some(4));
-        assert_eq!(b.last_byte(), None);
-        b.push(b"ab");
-        assert_eq!(b.last_byte(), Some(b'b'));
-        b.push(b"cdefg\n");
-        assert_eq!(b.last_byte(), Some(b'\n'), "from the tail");
-        b.push(b"\xc3");
-        assert_eq!(b.last_byte(), Some(0xc3), "a character still pending");
-    }
-
-    #[test]
-    fn no_limit_keeps_all() {
-        let mut b = Bounded::new(None);
-        b.push(&[7u8; 100_000]);
-        assert_eq!(b.omitted(), 0);
-        assert_eq!(b.finish().len(), 100_000);
-    }
-}
+#[path = "limit_tests.rs"]
+mod tests;

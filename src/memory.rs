@@ -11,18 +11,10 @@ const SMALL_PAGE: usize = 4096;
 /// Buffers smaller than this are not worth a system call.
 const WORTH_IT: usize = 4 * HUGE_PAGE;
 
-/// `buf.reserve(additional)`, and when the buffer is large, advice that the
-/// memory be backed by huge pages.
-pub fn reserve(buf: &mut Vec<u8>, additional: usize) {
-    let before = buf.capacity();
-    buf.reserve(additional);
-    if buf.capacity() != before && buf.capacity() >= WORTH_IT {
-        advise_huge_pages(buf);
-    }
-}
-
-/// `reserve`, failing instead of aborting the process when the memory
-/// cannot be had (a file larger than memory, or than `ulimit -v`).
+/// `buf.try_reserve(additional)`, and when the buffer is large, advice that
+/// the memory be backed by huge pages. Fails instead of aborting the
+/// process when the memory cannot be had (a file larger than memory, or
+/// than `ulimit -v`).
 pub fn try_reserve(
     buf: &mut Vec<u8>,
     additional: usize,
@@ -60,7 +52,7 @@ mod tests {
     #[test]
     fn reserving_keeps_the_contents_and_makes_room() {
         let mut buf = b"kept".to_vec();
-        reserve(&mut buf, 3 * WORTH_IT);
+        try_reserve(&mut buf, 3 * WORTH_IT).unwrap();
         assert!(buf.capacity() >= 3 * WORTH_IT + 4);
         buf.resize(3 * WORTH_IT, 7);
         assert_eq!(&buf[..4], b"kept");

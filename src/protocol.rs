@@ -17,24 +17,16 @@ use std::io::{self, IsTerminal, Read, Write};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::context::{Context, Dialect};
 use crate::error::ToolError;
 use crate::json::{self, Field};
-use crate::limit::{self, Bounded};
+use crate::limit::Bounded;
 
 /// A tool's successful answer: its fields in the order they are printed.
 pub type Answer = Vec<(&'static str, Field)>;
 
 /// What a tool's `run` returns.
 pub type Outcome = Result<Answer, ToolError>;
-
-/// Where the argument object came from, which decides how errors end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// ikigai: arguments on stdin, always exit 0.
-    Ikigai,
-    /// shellclaw: arguments in `$1`, exit 1 on an error envelope.
-    Shellclaw,
-}
 
 /// The parsed argument object, with typed accessors whose errors name the
 /// parameter and the type expected.
@@ -119,11 +111,6 @@ impl Args {
             }
         }
         Ok(args)
-    }
-
-    /// Builds arguments from a map (for callers inside the crate and tests).
-    pub fn from_map(map: Map<String, Value>) -> Args {
-        Args { map, out_of_range: BTreeMap::new() }
     }
 
     /// The value of a parameter; `null` counts as absent. `Err` when it
@@ -288,19 +275,19 @@ pub struct Ending {
 }
 
 /// Writes the answer (or the error envelope) to stdout and says what the
-/// dialect wants told besides.
+/// call's dialect wants told besides.
 ///
 /// An error envelope obeys the output limit as every answer does (README,
 /// "Output limit"): a message too long for it (an 80 KB path) keeps its
 /// head and tail around the marker, cut between characters with escaping
 /// counted, so the printed envelope fits. The stderr copy is that same
 /// message, what the model was told.
-pub fn finish(outcome: &Outcome, dialect: Dialect) -> Ending {
+pub fn finish(outcome: &Outcome, context: &Context) -> Ending {
     let mut out = io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout());
     let (written, ending) = match outcome {
         Ok(fields) => (json::write_object(&mut out, fields), Ending { echo: None, failed: false }),
         Err(err) => {
-            let message = bounded_message(err, limit::max_output());
+            let message = bounded_message(err, context.max_output);
             let written = json::write_object(
                 &mut out,
                 &[
@@ -308,7 +295,7 @@ pub fn finish(outcome: &Outcome, dialect: Dialect) -> Ending {
                     ("error_code", Field::Text(err.code().as_bytes().to_vec())),
                 ],
             );
-            let shellclaw = dialect == Dialect::Shellclaw;
+            let shellclaw = context.dialect == Dialect::Shellclaw;
             let echo = (err.is_bad_input() || shellclaw).then_some(message);
             (written, Ending { echo, failed: shellclaw })
         }

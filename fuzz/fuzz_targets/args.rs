@@ -3,7 +3,7 @@
 //! typed accessor an answer or an INVALID_ARG error; never a panic.
 #![no_main]
 
-use ikigai_tools::protocol::Args;
+use ikigai_tools::Args;
 use libfuzzer_sys::fuzz_target;
 
 const NAMES: [&str; 11] = [

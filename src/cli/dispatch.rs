@@ -10,15 +10,13 @@ use super::app::{self, ARGS, DESCRIBE, LIST, SCHEMA};
 use super::help;
 use super::report::{echo, one_line_panics, print, print_error, unknown_tool};
 use super::{host, ExitCode, BIN_NAME};
-use crate::protocol::{self, Args, Dialect};
+use crate::context::{Context, Dialect};
+use crate::protocol::{self, Args};
 use crate::tools::{self, Tool};
 
 /// Runs one invocation and returns how it ends.
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     let argv: Vec<OsString> = argv.into_iter().collect();
-    // The default output limit depends on the name the tool was called by
-    // (65,535 under ikigai's `-tool` names).
-    crate::limit::called_as(&applet_name(&argv));
     if let Some(tool) = schema_request(&argv) {
         return print_schema(tool);
     }
@@ -30,11 +28,11 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
         return unknown(&applet_name(&argv));
     };
     if applet != BIN_NAME {
-        return run_tool(applet, sub);
+        return run_tool(applet, sub, &argv);
     }
     match sub.subcommand() {
         Some((name, m)) if host::is_host_command(name) => host::run(name, m),
-        Some((name, m)) => run_tool(name, m),
+        Some((name, m)) => run_tool(name, m, &argv),
         None if sub.get_flag(LIST) => print_list(),
         None => {
             // `ikigai-tools` alone: usage on stdout, as --help.
@@ -45,8 +43,9 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 /// One call of a tool: arguments from `$1` (shellclaw) or stdin (ikigai),
-/// one JSON object out.
-fn run_tool(name: &str, m: &ArgMatches) -> ExitCode {
+/// one JSON object out. The call's context is read here, once, and handed
+/// to the tool.
+fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString]) -> ExitCode {
     let Some(tool) = tools::find(name) else {
         return unknown(name);
     };
@@ -62,8 +61,12 @@ fn run_tool(name: &str, m: &ArgMatches) -> ExitCode {
         Some(arg) => (Ok(arg.clone().into_vec()), Dialect::Shellclaw),
         None => (protocol::read_stdin(), Dialect::Ikigai),
     };
-    let outcome = raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| (tool.run)(&args));
-    let ending = protocol::finish(&outcome, dialect);
+    // The default output limit depends on the name the tool was called by
+    // (65,535 under ikigai's `-tool` names), which clap does not keep.
+    let context = Context::from_env(&applet_name(argv), dialect);
+    let outcome =
+        raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| (tool.run)(&args, &context));
+    let ending = protocol::finish(&outcome, &context);
     if let Some(message) = ending.echo {
         echo(message);
     }
@@ -83,7 +86,7 @@ fn schema_request(argv: &[OsString]) -> Option<&'static Tool> {
 }
 
 fn print_schema(tool: &Tool) -> ExitCode {
-    print(tool.schema);
+    print(tool.schema());
     ExitCode::Success
 }
 

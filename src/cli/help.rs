@@ -187,7 +187,7 @@ pub fn suite_help() -> String {
 
 /// The parameters of the tool's JSON argument object, from its schema.
 fn parameters(tool: &Tool) -> String {
-    let schema: Value = serde_json::from_str(tool.schema).unwrap_or_default();
+    let schema: Value = serde_json::from_str(tool.schema()).unwrap_or_default();
     let params = &schema["parameters"];
     let required: Vec<&str> = params["required"]
         .as_array()
@@ -353,7 +353,7 @@ mod tests {
     fn a_tool_help_lists_every_parameter_and_its_variables() {
         for tool in &tools::TOOLS {
             let help = tool_help(tool, tool.command);
-            let schema: Value = serde_json::from_str(tool.schema).unwrap();
+            let schema: Value = serde_json::from_str(tool.schema()).unwrap();
             for (name, p) in schema["parameters"]["properties"].as_object().unwrap() {
                 let described = p["description"].as_str().unwrap();
                 assert!(

@@ -1,37 +1,10 @@
-//! What the binary itself prints. On stderr, each message as one line (as
-//! fd's `print_error`): `ikigai-tools: message` for the binary's own errors,
-//! and a tool's error message bare, as the call protocol echoes it (clap
-//! prints its own usage errors). On stdout, texts written whole (a tool's
-//! answer is written by [`crate::protocol`]).
+//! The messages of the front end that take some making: a panic told on
+//! one line, a tool name that is not known. They are printed, as every
+//! message is, by the one printer ([`crate::print`]), whose functions the
+//! front end reaches through here.
 
-use std::fmt::Display;
-use std::io::{self, Write};
-
-use super::BIN_NAME;
 use crate::host::registry::closest_name;
-use crate::protocol::one_line;
-
-/// Writes a text to stdout; a reader that went away is not an error of ours.
-pub fn print(text: &str) {
-    let mut out = io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
-/// `ikigai-tools: message`.
-pub fn print_error(message: impl Display) {
-    write_line(&format!("{BIN_NAME}: {message}"));
-}
-
-/// `ikigai-tools COMMAND: message`, for an error of one host command.
-pub fn print_command_error(command: &str, message: impl Display) {
-    write_line(&format!("{BIN_NAME} {command}: {message}"));
-}
-
-/// A tool's error message as the call protocol echoes it: bare, so that a
-/// host showing stderr shows what the model was told.
-pub fn echo(message: impl Display) {
-    write_line(&message.to_string());
-}
+pub use crate::print::{echo, print, print_command_error, print_error};
 
 /// The most of a panic's message told on stderr, in bytes: its head and
 /// tail are kept around the output limit's marker.
@@ -74,12 +47,6 @@ pub fn unknown_tool<'a>(name: &str, known: impl IntoIterator<Item = &'a str> + C
     } else {
         format!("unknown tool '{name}'{hint}; the tools are: {}", names.join(", "))
     }
-}
-
-/// Writes one line; a stderr that cannot be written to is not worth a
-/// panic.
-fn write_line(text: &str) {
-    let _ = writeln!(io::stderr().lock(), "{}", one_line(text));
 }
 
 #[cfg(test)]

@@ -42,9 +42,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{
-    fstat, openat2, readlinkat, statat, AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat,
-};
+use rustix::fs::{fstat, openat2, readlinkat, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::error::ConfineError;
@@ -108,10 +106,9 @@ pub struct Parent {
     /// One component, never `.` or `..`; what the model named, or, when
     /// that was a link staying inside, the name the link finally leads to.
     pub name: OsString,
-    /// Index of the root the directory lies in.
-    pub root: usize,
 }
 
+#[cfg(test)]
 impl Parent {
     /// Opens the file itself, never following a link (one put there since
     /// `open_parent` looked is refused with ELOOP).
@@ -120,8 +117,9 @@ impl Parent {
     }
 
     /// The file's metadata, not following a link; ENOENT for a new file.
-    pub fn stat_leaf(&self) -> io::Result<Stat> {
-        statat(&self.dir, self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(Into::into)
+    pub fn stat_leaf(&self) -> io::Result<rustix::fs::Stat> {
+        let nofollow = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+        rustix::fs::statat(&self.dir, self.name.as_os_str(), nofollow).map_err(Into::into)
     }
 }
 
@@ -175,7 +173,7 @@ impl Roots {
     /// its name there, following a leaf link beneath the roots.
     pub fn open_parent(&self, path: &str) -> Result<Parent, ConfineError> {
         self.resolve(path, |i, rest| {
-            let (root, dir, name) = self.walk(i, rest, true)?;
+            let (_, dir, name) = self.walk(i, rest, true)?;
             if name == "." {
                 // `.`, `..`, the root itself: a directory, not a file.
                 return Err(io::Error::from_raw_os_error(libc::EISDIR));
@@ -185,7 +183,7 @@ impl Roots {
             let read = OFlags::RDONLY | OFlags::DIRECTORY;
             let dir =
                 openat_beneath(dir.as_fd(), Path::new("."), read, Mode::empty()).unwrap_or(dir);
-            Ok(Parent { dir, name, root })
+            Ok(Parent { dir, name })
         })
     }
 

@@ -3,7 +3,7 @@
 //!
 //! Everything stays readable and executable; writing (creating, removing,
 //! renaming, truncating, device ioctls) is allowed only beneath the roots,
-//! the sandbox's private temporary directory (`temp::private_dir`, not the
+//! the sandbox's private temporary directory (`temp::open_private`, not the
 //! whole of `$TMPDIR`: a root under `/tmp` could otherwise be renamed away
 //! and replaced by a link) and a few devices every program may write:
 //! `/dev/null`, `/dev/zero`, `/dev/full` and `/dev/tty` (bash runs without
@@ -50,7 +50,8 @@ use super::probe;
 use super::roots::Roots;
 use super::temp;
 
-/// The variable that leaves TCP open to confined commands.
+/// The variable that leaves TCP open to confined commands (`on`; read with
+/// a call's `Context`).
 pub const NETWORK_VAR: &str = "IKIGAI_TOOLS_NETWORK";
 
 /// The newest Landlock ABI whose rights this ruleset was tested with
@@ -62,23 +63,17 @@ pub const SCOPE_ABI: i32 = 6;
 /// Devices every program may write (see the module comment).
 const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
-/// Whether `IKIGAI_TOOLS_NETWORK=on` leaves TCP open.
-pub fn network_allowed() -> bool {
-    std::env::var_os(NETWORK_VAR).is_some_and(|v| v == "on")
-}
-
 /// A ruleset ready to be applied in a child.
 #[derive(Debug)]
 pub struct Sandbox {
     ruleset: Option<RulesetCreated>,
-    /// What the ruleset allows writing, for messages and tests.
-    writable: Vec<PathBuf>,
     /// The private temporary directory, and the descriptor it was checked
     /// through.
     temp: PathBuf,
     temp_fd: OwnedFd,
-    /// Whether abstract Unix sockets and signals are scoped (ABI 6).
-    scoped: bool,
+    /// What the ruleset allows writing (for the tests).
+    #[cfg(test)]
+    writable: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -151,10 +146,17 @@ impl Sandbox {
                 writable.push(PathBuf::from(device));
             }
         }
-        Ok(Sandbox { ruleset: Some(created), writable, temp: tmp.to_path_buf(), temp_fd, scoped })
+        Ok(Sandbox {
+            ruleset: Some(created),
+            temp: tmp.to_path_buf(),
+            temp_fd,
+            #[cfg(test)]
+            writable,
+        })
     }
 
     /// What commands may write beneath.
+    #[cfg(test)]
     pub fn writable(&self) -> &[PathBuf] {
         &self.writable
     }
@@ -167,12 +169,6 @@ impl Sandbox {
     /// The descriptor the private temporary directory was checked through.
     pub fn temp_fd(&self) -> BorrowedFd<'_> {
         self.temp_fd.as_fd()
-    }
-
-    /// Whether abstract Unix sockets and signals are scoped (Landlock ABI
-    /// 6); below it the command may reach both outside its sandbox.
-    pub fn scoped(&self) -> bool {
-        self.scoped
     }
 
     /// Restricts the calling process; for a `pre_exec` hook, between fork

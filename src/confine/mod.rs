@@ -28,7 +28,7 @@ pub mod roots;
 pub mod seccomp;
 pub mod temp;
 
-pub use beneath::{open_entry, openat_beneath, ConfinedDir, Parent};
+pub use beneath::{open_entry, openat_beneath};
 pub use error::ConfineError;
-pub use landlock::{network_allowed, Sandbox, NETWORK_VAR};
-pub use roots::{Root, Roots, ROOTS_VAR, ROOT_FDS_VAR};
+pub use landlock::{Sandbox, NETWORK_VAR};
+pub use roots::{Roots, ROOTS_VAR, ROOT_FDS_VAR};

@@ -29,7 +29,7 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rustix::fs::{fstat, open, openat, readlinkat, FileType, Mode, OFlags};
@@ -63,21 +63,9 @@ pub struct Root {
 }
 
 impl Root {
-    /// Opens `path` as a root: it must be an existing directory (a link to
-    /// one is followed). Alone: whether it was reached through another root
-    /// is for `Roots::from_paths` to say.
-    pub fn open(path: &Path) -> Result<Root, ConfineError> {
-        Ok(Resolved::of(path)?.root)
-    }
-
     /// The directory's real path (what messages and bash use).
     pub fn path(&self) -> &Path {
         &self.real
-    }
-
-    /// The root's name as it was given, made absolute.
-    pub fn given(&self) -> &Path {
-        &self.given
     }
 
     /// The `O_PATH` descriptor every open beneath this root starts from.
@@ -375,13 +363,6 @@ impl Roots {
         }
     }
 
-    /// Whether `path` lies lexically inside a root. A pre-filter only: it
-    /// says nothing about links below; opening goes through `beneath`.
-    pub fn contains(&self, path: &Path) -> bool {
-        let path = if path.is_absolute() { lexically_clean(path) } else { return true };
-        self.roots.iter().any(|r| r.rest_of(&path).is_some_and(|rest| !has_parent_dir(rest)))
-    }
-
     /// The places `path` may name, deepest root first: (root index, path
     /// below it). A relative path is taken from the working directory when
     /// that lies inside a root, else from the first root. Empty when an
@@ -441,10 +422,6 @@ fn absolute(path: &Path) -> std::io::Result<PathBuf> {
 /// refuses a `..` that climbs above a root anyway.
 fn lexically_clean(path: &Path) -> PathBuf {
     path.components().collect()
-}
-
-fn has_parent_dir(path: &Path) -> bool {
-    path.components().any(|c| c == Component::ParentDir)
 }
 
 /// The real path of the directory `fd` holds, as the kernel names it.
@@ -543,9 +520,6 @@ mod tests {
         let real = roots.roots()[0].path().to_path_buf();
         let evil = PathBuf::from(format!("{}_evil/x", real.display()));
         assert!(roots.candidates(&evil).is_empty());
-        assert!(!roots.contains(&evil));
-        assert!(roots.contains(&real.join("x")));
-        assert!(!roots.contains(&real.join("../x")));
         assert_eq!(roots.candidates(&real.join("a/./b//c")), vec![(0, PathBuf::from("a/b/c"))]);
     }
 
@@ -657,7 +631,7 @@ mod tests {
         std::fs::rename(t.join("a/b"), t.join("a/b.old")).unwrap();
         std::os::unix::fs::symlink(t.join("out"), t.join("a/b")).unwrap();
         let roots = Roots::from_inherited(vec![(t.join("a/b"), fd)], None).unwrap();
-        assert_eq!(roots.roots()[0].given(), t.join("a/b"));
+        assert_eq!(roots.roots()[0].given, t.join("a/b"));
         assert_eq!(roots.roots()[0].path(), t.join("a/b.old"));
         std::fs::write(t.join("out/f"), "outside").unwrap();
         let err = roots.open_read(&t.join("a/b/f").display().to_string()).unwrap_err();
@@ -676,7 +650,7 @@ mod tests {
         let roots = Roots::from_paths([t.join("a/b"), t.join("out")]).unwrap();
         let (names, fds) = roots.env_values().unwrap();
         let taken = take_inherited(&fds, &names).unwrap();
-        let given: Vec<&Path> = roots.roots().iter().map(Root::given).collect();
+        let given: Vec<&Path> = roots.roots().iter().map(|r| r.given.as_path()).collect();
         assert_eq!(taken.iter().map(|(name, _)| name.as_path()).collect::<Vec<_>>(), given);
         for ((_, fd), root) in taken.iter().zip(roots.roots()) {
             assert_eq!(id_of(fd).unwrap(), id_of(&root.fd).unwrap());

@@ -35,16 +35,9 @@ pub fn sandbox_temp_dir() -> PathBuf {
     base_dir().join(format!("ikigai-tools-{}", rustix::process::geteuid().as_raw()))
 }
 
-/// The private directory, created (mode 0700) if missing, and a descriptor
-/// of it; refused unless it is a directory of the effective user's own
-/// that no one else may enter.
-pub fn private_dir() -> Result<(PathBuf, OwnedFd), ConfineError> {
-    let path = sandbox_temp_dir();
-    let fd = open_private(&path)?;
-    Ok((path, fd))
-}
-
-/// [`private_dir`] at `path`.
+/// The private directory at `path` (`sandbox_temp_dir`), created (mode
+/// 0700) if missing, and a descriptor of it; refused unless it is a
+/// directory of the effective user's own that no one else may enter.
 pub fn open_private(path: &Path) -> Result<OwnedFd, ConfineError> {
     let refuse = |why: String| {
         ConfineError::Unsupported(format!(

@@ -7,7 +7,7 @@
 //! One behaviour: a change waits for the lock up to 25 s, then answers
 //! `WRITE_FAILED` (`... another edit kept it locked; nothing was changed,
 //! try again`) and changes nothing. `IKIGAI_TOOLS_LOCK_WAIT` (seconds)
-//! changes the wait. A file system without locks (some network file
+//! changes the wait (read with the call's `Context`, which passes it here). A file system without locks (some network file
 //! systems) is changed without one.
 
 use std::fs::File;
@@ -21,24 +21,8 @@ use crate::error::ToolError;
 use crate::fs::open::checked_regular;
 use crate::fs::target::Target;
 
-/// How long to wait for another change of the same file: ours take
-/// milliseconds to a second, but a hundred queued edits of a large file add
-/// up. Past this the change answers an error rather than go ahead unlocked
-/// (which would lose a change that answered success); it stays under the
-/// 30 s a host gives a call.
-const LOCK_WAIT: Duration = Duration::from_secs(25);
-const LOCK_WAIT_VAR: &str = "IKIGAI_TOOLS_LOCK_WAIT";
-
 /// The longest pause between two tries.
 const MAX_PAUSE: Duration = Duration::from_millis(20);
-
-fn lock_wait() -> Duration {
-    std::env::var(LOCK_WAIT_VAR)
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(LOCK_WAIT, |s| Duration::from_secs_f64(s.min(86_400.0)))
-}
 
 /// An open file, locked while it lives (or not, where the file system has
 /// no locks); dropping it releases the lock.
@@ -63,7 +47,12 @@ impl std::ops::Deref for Locked {
 /// the file it stands for; should another change have replaced that file
 /// meanwhile (or `path` have led elsewhere a moment before), the target
 /// is opened again, so that what is read is what will be written.
-pub fn for_edit(path: &str, target: &Target, opened: File) -> Result<Locked, ToolError> {
+pub fn for_edit(
+    path: &str,
+    target: &Target,
+    opened: File,
+    wait: Duration,
+) -> Result<Locked, ToolError> {
     let mut first = Some(opened);
     let open = || match first.take() {
         Some(file) => Ok(Some(file)),
@@ -75,15 +64,15 @@ pub fn for_edit(path: &str, target: &Target, opened: File) -> Result<Locked, Too
             checked_regular(file, path).map(Some)
         }
     };
-    lock_target(path, target, open)?.ok_or_else(|| ToolError::OpenFailed(path.to_owned()))
+    lock_target(path, target, wait, open)?.ok_or_else(|| ToolError::OpenFailed(path.to_owned()))
 }
 
 /// file_write: locks the regular file `target` stands for, if there is
 /// one. Nothing to lock (a new file, a device) or a file this process
 /// cannot open is `None`: the write then goes ahead and reports what it
 /// meets.
-pub fn for_write(path: &str, target: &Target) -> Result<Option<Locked>, ToolError> {
-    lock_target(path, target, || Ok(open_to_lock(target)))
+pub fn for_write(path: &str, target: &Target, wait: Duration) -> Result<Option<Locked>, ToolError> {
+    lock_target(path, target, wait, || Ok(open_to_lock(target)))
 }
 
 /// Opens the target for nothing but the lock: for reading, else for
@@ -105,9 +94,10 @@ fn open_to_lock(target: &Target) -> Option<File> {
 fn lock_target(
     path: &str,
     target: &Target,
+    wait: Duration,
     mut open: impl FnMut() -> Result<Option<File>, ToolError>,
 ) -> Result<Option<Locked>, ToolError> {
-    let deadline = Instant::now() + lock_wait();
+    let deadline = Instant::now() + wait;
     loop {
         let Some(file) = open()? else {
             return Ok(None);

@@ -107,7 +107,6 @@ pub fn call(tool: &Tool, args: &[u8], timeout: Duration) -> Envelope {
             input: Input::Bytes(args.to_vec()),
             timeout,
             capture_limit: answer_capture(),
-            cancel: None,
         }),
         Err(e) => Finished {
             status: Status::NotStarted(e),
@@ -125,7 +124,7 @@ const CAPTURE_MARGIN: usize = 4096;
 
 /// How much of a tool's stdout is kept: every answer the limit allows.
 fn answer_capture() -> Option<usize> {
-    crate::limit::max_output().map(|limit| limit.saturating_add(CAPTURE_MARGIN))
+    crate::context::max_output(crate::BIN_NAME).map(|limit| limit.saturating_add(CAPTURE_MARGIN))
 }
 
 /// The envelope for one finished run of the tool `name`.
@@ -153,10 +152,6 @@ pub fn wrap(name: &str, finished: Finished, timeout: Duration) -> Envelope {
             },
             None,
         ),
-        // Nothing in `call` cancels; a caller that passes a `Cancel` gets this.
-        Status::Cancelled => {
-            failure(format!("Tool '{name}' was cancelled"), FailureCode::ToolCrashed, None)
-        }
         Status::Signaled(signal) => failure(
             format!(
                 "Tool '{name}' crashed with exit code {} (killed by signal {signal})",

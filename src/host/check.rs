@@ -159,8 +159,7 @@ fn probes(origin: &Origin, call_timeout: Duration) -> Vec<Job> {
             args: lead,
             input: Input::Bytes(b"{}".to_vec()),
             timeout: call_timeout,
-            capture_limit: crate::limit::max_output(),
-            cancel: None,
+            capture_limit: crate::context::max_output(crate::BIN_NAME),
         },
     ]
 }
@@ -254,7 +253,6 @@ fn ended(status: &Status) -> String {
         Status::Exited(code) => format!("exited with code {code}"),
         Status::Signaled(signal) => format!("killed by signal {signal}"),
         Status::TimedOut => "no answer".to_owned(),
-        Status::Cancelled => "cancelled".to_owned(),
         Status::NotStarted(e) => format!("cannot be run: {e}"),
     }
 }

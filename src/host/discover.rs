@@ -144,7 +144,7 @@ pub fn discover(sources: &[Source]) -> Discovery {
             Source::BuiltIn => {
                 for tool in &crate::tools::TOOLS {
                     let schema =
-                        validate::validate(tool.schema.as_bytes()).map_err(Rejection::Invalid);
+                        validate::validate(tool.schema().as_bytes()).map_err(Rejection::Invalid);
                     batch.push((Origin::BuiltIn(tool), schema));
                 }
             }
@@ -189,7 +189,6 @@ fn accept(answer: process::Finished) -> Result<validate::Schema, Rejection> {
     match answer.status {
         Status::NotStarted(e) => Err(Rejection::NotStarted(e)),
         Status::TimedOut => Err(Rejection::TimedOut),
-        Status::Cancelled => Err(Rejection::Failed("was cancelled".to_owned())),
         Status::Signaled(signal) => {
             Err(Rejection::Failed(format!("was killed by signal {signal}")))
         }
@@ -208,14 +207,7 @@ fn accept(answer: process::Finished) -> Result<validate::Schema, Rejection> {
 /// The `--schema` run of a tool: `program [lead…] --schema`.
 pub(crate) fn schema_job(program: PathBuf, mut args: Vec<std::ffi::OsString>, input: Input) -> Job {
     args.push("--schema".into());
-    Job {
-        program,
-        args,
-        input,
-        timeout: SCHEMA_TIMEOUT,
-        capture_limit: Some(SCHEMA_LIMIT),
-        cancel: None,
-    }
+    Job { program, args, input, timeout: SCHEMA_TIMEOUT, capture_limit: Some(SCHEMA_LIMIT) }
 }
 
 /// The executable regular files of a directory (symbolic links followed,

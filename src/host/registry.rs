@@ -99,7 +99,7 @@ impl Registry {
     pub fn builtin() -> Registry {
         let mut registry = Registry::new();
         for tool in &tools::TOOLS {
-            if let Ok(schema) = super::validate::validate(tool.schema.as_bytes()) {
+            if let Ok(schema) = super::validate::validate(tool.schema().as_bytes()) {
                 registry.insert(Tool { schema, origin: Origin::BuiltIn(tool) });
             }
         }

@@ -491,7 +491,7 @@ mod tests {
     #[test]
     fn the_six_built_in_schemas_pass() {
         for tool in &crate::tools::TOOLS {
-            assert!(validate(tool.schema.as_bytes()).is_ok(), "{}", tool.name);
+            assert!(validate(tool.schema().as_bytes()).is_ok(), "{}", tool.name);
         }
     }
 }

@@ -1,54 +1,39 @@
-//! The six tools as `tools/list` shows them: the seed-000 name and
-//! description, the schema's `parameters` as `inputSchema`, a title for
-//! people, and the hints a host uses to decide what to ask the user before a
-//! call (Codex, for one, treats a tool without them as destructive).
+//! The six tools as `tools/list` shows them, all from the table
+//! (`crate::tools::TOOLS`): the seed-000 name and description, the schema's
+//! `parameters` as `inputSchema`, the title for people, and the hints a host
+//! uses to decide what to ask the user before a call (Codex, for one, treats
+//! a tool without them as destructive).
 
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
 
-use crate::tools::{Tool, TOOLS};
-
-/// What a host may assume about a tool.
-struct Hints {
-    title: &'static str,
-    /// Changes nothing (file_read, glob, grep).
-    read_only: bool,
-    /// Works only on the local file system, never the network.
-    closed_world: bool,
-}
-
-fn hints(tool: &Tool) -> Hints {
-    let (title, read_only, closed_world) = match tool.name {
-        "bash" => ("Run a shell command", false, false),
-        "file_read" => ("Read a file", true, true),
-        "file_write" => ("Write a file", false, true),
-        "file_edit" => ("Edit a file", false, true),
-        "glob" => ("Find files by pattern", true, true),
-        "grep" => ("Search file contents", true, true),
-        _ => (tool.name, false, false),
-    };
-    Hints { title, read_only, closed_world }
-}
+use crate::tools::{Hints, Tool, TOOLS};
 
 /// The listing of one tool.
 pub fn describe(tool: &Tool) -> McpTool {
-    let schema: Value = serde_json::from_str(tool.schema).unwrap_or(Value::Null);
+    let schema: Value = serde_json::from_str(tool.schema()).unwrap_or(Value::Null);
     let parameters: JsonObject =
         schema.get("parameters").and_then(Value::as_object).cloned().unwrap_or_default();
-    let hints = hints(tool);
+    McpTool::new(tool.name, tool.description(), Arc::new(parameters))
+        .with_title(tool.title)
+        .with_annotations(annotations(tool.hints))
+}
+
+/// The hints as MCP's annotations: `readOnlyHint` always;
+/// `destructiveHint` where it means something (a tool that is not
+/// read-only); `openWorldHint` where it differs from MCP's default (true),
+/// for a tool that stays on the local file system.
+fn annotations(hints: Hints) -> ToolAnnotations {
     let mut annotations = ToolAnnotations::new().read_only(hints.read_only);
     if !hints.read_only {
-        // A write replaces what was there; a command may do anything.
-        annotations = annotations.destructive(true);
+        annotations = annotations.destructive(hints.destructive);
     }
-    if hints.closed_world {
+    if !hints.open_world {
         annotations = annotations.open_world(false);
     }
-    McpTool::new(tool.name, tool.description(), Arc::new(parameters))
-        .with_title(hints.title)
-        .with_annotations(annotations)
+    annotations
 }
 
 /// The listings of all six, in the table's order.
@@ -69,19 +54,22 @@ mod tests {
     fn every_tool_lists_its_schema_parameters_and_hints() {
         for tool in &TOOLS {
             let listed = serde_json::to_value(describe(tool)).unwrap();
-            let schema: Value = serde_json::from_str(tool.schema).unwrap();
+            let schema: Value = serde_json::from_str(tool.schema()).unwrap();
             assert_eq!(listed["name"], tool.name);
             assert_eq!(listed["description"], schema["description"]);
             assert_eq!(listed["inputSchema"], schema["parameters"]);
-            assert!(listed["title"].is_string());
-            let read_only = ["file_read", "glob", "grep"].contains(&tool.name);
-            assert_eq!(listed["annotations"]["readOnlyHint"], read_only, "{}", tool.name);
+            assert_eq!(listed["title"], tool.title);
+            let (hints, said) = (tool.hints, &listed["annotations"]);
+            assert_eq!(said["readOnlyHint"], hints.read_only, "{}", tool.name);
+            let destructive = said["destructiveHint"].as_bool();
             assert_eq!(
-                listed["annotations"]["destructiveHint"].as_bool(),
-                (!read_only).then_some(true)
+                destructive,
+                (!hints.read_only).then_some(hints.destructive),
+                "{}",
+                tool.name
             );
-            let open_world = listed["annotations"]["openWorldHint"].as_bool();
-            assert_eq!(open_world, (tool.name != "bash").then_some(false), "{}", tool.name);
+            let open_world = said["openWorldHint"].as_bool();
+            assert_eq!(open_world, (!hints.open_world).then_some(false), "{}", tool.name);
         }
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! - `transport`: newline-delimited JSON-RPC on stdin/stdout;
 //! - `server`: the rmcp handler (`tools/list`, `tools/call`, progress);
-//! - `catalog`: the tools as listed, with titles and annotations;
+//! - `catalog`: the tools as listed, from the table (titles and hints included);
 //! - `call`: one call as a child process of this binary, and stopping it;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result.
@@ -24,6 +24,15 @@ pub use roots::{from_command_line as roots_from_command_line, Confinement};
 use server::Server;
 use transport::StdioLines;
 
+/// The subcommand, as its notices on stderr name it.
+const COMMAND: &str = "mcp";
+
+/// A notice of the server on stderr, `ikigai-tools mcp: message`, through
+/// the one printer.
+fn tell(message: impl std::fmt::Display) {
+    crate::print::print_command_error(COMMAND, message);
+}
+
 /// How a run of the server ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -42,7 +51,7 @@ pub fn run(command_line_roots: Confinement) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("ikigai-tools mcp: cannot start: {e}");
+            tell(format_args!("cannot start: {e}"));
             return Ending::Failed;
         }
     };
@@ -62,7 +71,7 @@ async fn serve(command_line_roots: Confinement) -> Ending {
         Ok(running) => running,
         Err(e) => {
             // stdin closed before `initialize`, or the handshake failed.
-            eprintln!("ikigai-tools mcp: {e}");
+            tell(e);
             calls.shutdown_and_wait().await;
             return if stdin_closed.is_cancelled() { Ending::InputClosed } else { Ending::Failed };
         }
@@ -76,7 +85,7 @@ async fn serve(command_line_roots: Confinement) -> Ending {
         signal = stop_signal() => Ending::Stopped(signal),
         quit = running.waiting() => {
             if let Err(e) = quit {
-                eprintln!("ikigai-tools mcp: {e}");
+                tell(e);
             }
             Ending::InputClosed
         }
@@ -91,9 +100,7 @@ async fn serve(command_line_roots: Confinement) -> Ending {
 async fn stop_signal() -> i32 {
     use tokio::signal::unix::{signal, Signal, SignalKind};
     let watch = |kind: SignalKind| {
-        signal(kind)
-            .inspect_err(|e| eprintln!("ikigai-tools mcp: cannot watch a stop signal: {e}"))
-            .ok()
+        signal(kind).inspect_err(|e| tell(format_args!("cannot watch a stop signal: {e}"))).ok()
     };
     async fn received(stream: &mut Option<Signal>) {
         match stream {

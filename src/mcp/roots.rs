@@ -38,6 +38,7 @@ use rmcp::service::Peer;
 use rmcp::RoleServer;
 use tokio::sync::watch;
 
+use super::tell;
 use crate::confine::Roots;
 
 /// How long a call waits for the client's `roots/list` answer; also how
@@ -241,7 +242,7 @@ impl SessionRoots {
 
 /// The refusal while the client has not answered `roots/list`.
 fn not_answered(why: &str) -> Confinement {
-    eprintln!("ikigai-tools mcp: the client {why}; every call is refused until it answers");
+    tell(format_args!("the client {why}; every call is refused until it answers"));
     Confinement::Nothing(format!(
         "the MCP client {why}, so no call runs until it answers: the client must answer \
          roots/list (send notifications/roots/list_changed to be asked again)"
@@ -258,9 +259,9 @@ pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Conf
         return match command_line {
             Confinement::Roots(_) => command_line.clone(),
             _ => {
-                eprintln!(
-                    "ikigai-tools mcp: the MCP client's list of roots is empty and no --root \
-                     was given; every call is refused"
+                tell(
+                    "the MCP client's list of roots is empty and no --root \
+                     was given; every call is refused",
                 );
                 Confinement::Nothing(
                     "the MCP client's list of roots is empty and the server was started \
@@ -274,7 +275,7 @@ pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Conf
     let paths: Vec<PathBuf> = result.roots.iter().filter_map(usable).collect();
     if paths.is_empty() {
         let why = "none of the MCP client's roots is a usable local directory";
-        eprintln!("ikigai-tools mcp: {why}; every call is refused until it names one");
+        tell(format_args!("{why}; every call is refused until it names one"));
         return Confinement::Nothing(format!(
             "{why}, so this session is confined to nothing; add a root in the client"
         ));
@@ -290,13 +291,13 @@ pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Conf
 /// The directory a client root names, if it is a usable one.
 fn usable(root: &Root) -> Option<PathBuf> {
     let Some(path) = file_uri_path(&root.uri) else {
-        eprintln!("ikigai-tools mcp: ignoring root {}: not a local file:// URI", root.uri);
+        tell(format_args!("ignoring root {}: not a local file:// URI", root.uri));
         return None;
     };
     match Allowed::from_paths(std::slice::from_ref(&path)) {
         Ok(_) => Some(path),
         Err(e) => {
-            eprintln!("ikigai-tools mcp: ignoring root {}: {e}", root.uri);
+            tell(format_args!("ignoring root {}: {e}", root.uri));
             None
         }
     }

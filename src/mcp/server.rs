@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 
 use super::call::{describe_exit, Calls, Ended, Finished};
 use super::roots::{self, Confinement, SessionRoots};
-use super::{catalog, text};
+use super::{catalog, tell, text};
 
 /// How often a running call reports progress, when the request asks.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -41,7 +41,7 @@ impl Server {
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(crate::cli::BIN_NAME, env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(crate::BIN_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Six tools to act on this machine: bash, file_read, file_write, file_edit, glob, \
                  grep. Each call runs in a process of its own.",
@@ -229,7 +229,7 @@ async fn with_progress<F: std::future::Future>(
                 let note = ProgressNotificationParam::new(token.clone(), secs)
                     .with_message(format!("running for {secs:.0} s"));
                 if let Err(e) = peer.notify_progress(note).await {
-                    eprintln!("ikigai-tools mcp: sending progress: {e}");
+                    tell(format_args!("sending progress: {e}"));
                 }
             }
         }

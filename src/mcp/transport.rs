@@ -18,6 +18,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdin, Stdout};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use super::tell;
+
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 
@@ -101,7 +103,7 @@ impl Transport<RoleServer> for StdioLines {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) => {
-                    eprintln!("ikigai-tools mcp: reading stdin: {e}");
+                    tell(format_args!("reading stdin: {e}"));
                     break;
                 }
             }
@@ -114,7 +116,7 @@ impl Transport<RoleServer> for StdioLines {
             let answer = match &parsed {
                 Ok(_) => None,
                 Err(e) => {
-                    eprintln!("ikigai-tools mcp: not a message ({e}): {}", preview(line));
+                    tell(format_args!("not a message ({e}): {}", preview(line)));
                     reject(line)
                 }
             };
@@ -124,7 +126,7 @@ impl Transport<RoleServer> for StdioLines {
             }
             if let Some(answer) = answer {
                 if let Err(e) = write_line(&self.output, answer).await {
-                    eprintln!("ikigai-tools mcp: writing stdout: {e}");
+                    tell(format_args!("writing stdout: {e}"));
                     break;
                 }
             }

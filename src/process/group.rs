@@ -30,6 +30,7 @@ impl Group {
         i32::try_from(child.id()).ok().map(|pid| Group(Pid::from_raw(pid)))
     }
 
+    #[cfg(test)]
     pub fn id(self) -> Pid {
         self.0
     }

@@ -2,8 +2,7 @@
 //! process group with a [`Guardian`], stdin written then closed (or kept
 //! open, or `/dev/null`), stdout and stderr read concurrently into bounded
 //! buffers, and a time limit after which the whole group is stopped
-//! (SIGTERM, grace, SIGKILL, until it is gone). A job can be cancelled from
-//! another thread ([`Cancel`]): its group is killed at once.
+//! (SIGTERM, grace, SIGKILL, until it is gone).
 //!
 //! One thread drives every process with `poll`, so fifty tools that hang
 //! cost one time limit, not fifty, and nothing is left blocked in a reader
@@ -27,7 +26,7 @@ use super::group::{self, Group};
 use super::guardian::{self, Guardian};
 use super::pipes::{self, Drained};
 use super::status::Exit;
-use super::{drain_deadline, Cancel, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
+use super::{drain_deadline, SETTLE_AFTER_KILL, STOP_GRACE, TICK};
 use crate::limit::Bounded;
 
 /// What the process gets on its stdin.
@@ -53,8 +52,6 @@ pub struct Job {
     /// Bytes kept of stdout and of stderr each (head and tail, see
     /// [`Bounded`]); `None` keeps everything.
     pub capture_limit: Option<usize>,
-    /// Stops the job from another thread.
-    pub cancel: Option<Cancel>,
 }
 
 /// How a run ended.
@@ -65,8 +62,6 @@ pub enum Status {
     Signaled(i32),
     /// Still running at the time limit: its group was stopped.
     TimedOut,
-    /// Cancelled while running: its group was killed.
-    Cancelled,
     /// The process could not be started (not executable, not found …).
     NotStarted(io::Error),
 }
@@ -160,7 +155,6 @@ enum Stream {
     Stdin,
     Stdout,
     Stderr,
-    Cancel,
 }
 
 /// One job from its start to its end: what it printed, and the phase its
@@ -170,7 +164,6 @@ struct Running {
     err: Bounded,
     /// From the start to the SIGTERM.
     deadline: Instant,
-    cancel: Option<Cancel>,
     phase: Phase,
 }
 
@@ -186,7 +179,7 @@ enum Phase {
     /// left behind (`drain_deadline`).
     Exited { process: Process, status: Status, at: Instant },
     /// Its group is being stopped: SIGTERM, the grace, SIGKILL, until it is
-    /// gone (at once SIGKILL for a cancel).
+    /// gone.
     Stopping { process: Process, stop: Stop },
     /// Over, or never started.
     Done(Status),
@@ -217,30 +210,13 @@ enum Stdin {
     Held(#[allow(dead_code)] ChildStdin),
 }
 
-/// A group being stopped.
+/// A group being stopped at the time limit: the job ends `TimedOut`.
 struct Stop {
-    /// What the job will have ended with.
-    why: StopReason,
     since: Instant,
-    /// When SIGKILL was sent (at once for a cancel).
+    /// When SIGKILL was sent.
     killed_at: Option<Instant>,
     /// The leader has been reaped: its pid is no longer ours to wait for.
     reaped: bool,
-}
-
-#[derive(Clone, Copy)]
-enum StopReason {
-    TimedOut,
-    Cancelled,
-}
-
-impl StopReason {
-    fn status(self) -> Status {
-        match self {
-            StopReason::TimedOut => Status::TimedOut,
-            StopReason::Cancelled => Status::Cancelled,
-        }
-    }
 }
 
 impl Running {
@@ -254,7 +230,6 @@ impl Running {
             out: Bounded::new(job.capture_limit),
             err: Bounded::new(job.capture_limit),
             deadline: now + job.timeout,
-            cancel: job.cancel,
             phase,
         }
     }
@@ -263,8 +238,8 @@ impl Running {
         matches!(self.phase, Phase::Done(_))
     }
 
-    /// Moves the job on: notices its exit, enforces the time limit, the
-    /// grace periods and a cancel.
+    /// Moves the job on: notices its exit, enforces the time limit and the
+    /// grace periods.
     fn advance(&mut self, now: Instant) {
         if self.is_done() {
             return;
@@ -273,28 +248,14 @@ impl Running {
         let placeholder = Phase::Done(Status::Exited(-1));
         self.phase = match std::mem::replace(&mut self.phase, placeholder) {
             Phase::Stopping { process, stop } => stop.advance(process, now),
-            // Cancelled while running, or while draining: the group is
-            // killed at once, and the exit status (if any) forgotten.
-            Phase::Running(process) if self.is_cancelled() => {
-                Stop::start(process, StopReason::Cancelled, false, now)
-            }
-            Phase::Exited { process, .. } if self.is_cancelled() => {
-                Stop::start(process, StopReason::Cancelled, true, now)
-            }
             Phase::Running(process) => match reap(process.pid) {
                 Some(status) => self.drain(process, status, now, now),
-                None if now >= self.deadline => {
-                    Stop::start(process, StopReason::TimedOut, false, now)
-                }
+                None if now >= self.deadline => Stop::start(process, now),
                 None => Phase::Running(process),
             },
             Phase::Exited { process, status, at } => self.drain(process, status, at, now),
             done @ Phase::Done(_) => done,
         };
-    }
-
-    fn is_cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(Cancel::is_cancelled)
     }
 
     /// The process exited at `at`: done once its pipes are closed or
@@ -323,8 +284,6 @@ impl Running {
         let Some(process) = phase.process_mut() else { return };
         match stream {
             Stream::Stdin => process.write_stdin(revents),
-            // Seen by `advance`.
-            Stream::Cancel => {}
             Stream::Stdout => read(&mut process.stdout, out, buf, &mut process.last_read),
             Stream::Stderr => read(&mut process.stderr, err, buf, &mut process.last_read),
         }
@@ -452,22 +411,12 @@ impl Process {
 }
 
 impl Stop {
-    /// Starts stopping the group of `process`: SIGKILL at once for a
-    /// cancel, SIGTERM for the time limit. Its stdin is closed.
-    fn start(mut process: Process, why: StopReason, reaped: bool, now: Instant) -> Phase {
-        let group = Group::led_by(process.pid);
-        let killed_at = match why {
-            StopReason::Cancelled => {
-                group.kill();
-                Some(now)
-            }
-            StopReason::TimedOut => {
-                group.terminate();
-                None
-            }
-        };
+    /// Starts stopping the group of `process` (still running: its leader
+    /// not reaped) with SIGTERM. Its stdin is closed.
+    fn start(mut process: Process, now: Instant) -> Phase {
+        Group::led_by(process.pid).terminate();
         process.stdin = Stdin::Closed;
-        Phase::Stopping { process, stop: Stop { why, since: now, killed_at, reaped } }
+        Phase::Stopping { process, stop: Stop { since: now, killed_at: None, reaped: false } }
     }
 
     /// SIGKILL once the grace is over; done once the group is gone, or as
@@ -487,7 +436,7 @@ impl Stop {
             None if !gone => {}
             // Gone, or as gone as it will get: the guardian (dropped, not
             // released) kills whatever is left once more.
-            _ => return Phase::Done(self.why.status()),
+            _ => return Phase::Done(Status::TimedOut),
         }
         Phase::Stopping { process, stop: self }
     }
@@ -516,8 +465,8 @@ fn reap(pid: Pid) -> Option<Status> {
     }
 }
 
-/// Polls every open pipe of the jobs still going (and their cancel
-/// switches), for at most one tick, and returns the ready ones.
+/// Polls every open pipe of the jobs still going, for at most one tick,
+/// and returns the ready ones.
 fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
     let mut fds: Vec<PollFd> = Vec::new();
     let mut owners: Vec<(usize, Stream)> = Vec::new();
@@ -534,12 +483,6 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
         if let Some(stderr) = &process.stderr {
             fds.push(PollFd::new(stderr.as_fd(), PollFlags::POLLIN));
             owners.push((index, Stream::Stderr));
-        }
-        // Once stopping, the switch (readable for good) would only spin.
-        let stopping = matches!(job.phase, Phase::Stopping { .. });
-        if let (Some(cancel), false) = (&job.cancel, stopping) {
-            fds.push(PollFd::new(cancel.fd(), PollFlags::POLLIN));
-            owners.push((index, Stream::Cancel));
         }
     }
     // Exits, deadlines and grace periods are noticed by `advance`, not by

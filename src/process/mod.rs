@@ -11,21 +11,19 @@
 //! - [`pipes`]: polling and draining pipes;
 //! - [`status`]: how a process ended, and the shell's 128+N for a signal;
 //! - [`job`]: running processes as a host runs tools, several at once, with
-//!   a time limit and cancellation from another thread ([`Cancel`]).
+//!   a time limit.
 //!
 //! A process that leaves its group (`setsid`, `setpgid`) is out of reach of
 //! all of this: only a sandbox (a cgroup, a PID namespace) could follow it.
 
 use std::time::{Duration, Instant};
 
-pub mod cancel;
 pub mod group;
 pub mod guardian;
 pub mod job;
 pub mod pipes;
 pub mod status;
 
-pub use cancel::Cancel;
 pub use group::Group;
 pub use guardian::Guardian;
 pub use job::{run, run_all, Captured, Finished, Input, Job, Status};

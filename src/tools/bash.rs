@@ -23,7 +23,8 @@ mod supervise;
 
 use std::process::ExitStatus;
 
-use crate::confine::{self, Roots};
+use crate::confine::Roots;
+use crate::context::Context;
 use crate::error::ToolError;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
@@ -40,7 +41,7 @@ const CANNOT_RUN: i64 = 127;
 /// model should hear why nothing happened.
 pub const BLANK_COMMAND: &str = "empty command: nothing to run";
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let command = args.required_str("command")?;
     if command.contains('\0') {
         return Err(ToolError::InvalidArg(
@@ -50,12 +51,11 @@ pub fn run(args: &Args) -> Outcome {
     if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
         return Ok(answer(vec![BLANK_COMMAND.as_bytes().to_vec()], CANNOT_RUN));
     }
-    let roots = super::allowed_roots()?;
-    let confined = match &roots {
-        Some(roots) => Some(Confined::prepare(roots)?),
+    let confined = match context.roots()? {
+        Some(roots) => Some(Confined::prepare(roots, context.network)?),
         None => None,
     };
-    let (output, exit_code) = run_in(shell::SHELL, command, confined);
+    let (output, exit_code) = run_in(shell::SHELL, command, confined, context.max_output);
     Ok(answer(output, exit_code))
 }
 
@@ -70,17 +70,21 @@ struct Confined<'r> {
 }
 
 impl<'r> Confined<'r> {
-    fn prepare(roots: &'r Roots) -> Result<Confined<'r>, ToolError> {
-        let network = confine::network_allowed();
+    fn prepare(roots: &'r Roots, network: bool) -> Result<Confined<'r>, ToolError> {
         let first = shell::Confinement::prepare(roots, network, true)
             .map_err(|e| ToolError::PermissionDenied(e.message()))?;
         Ok(Confined { roots, network, first })
     }
 }
 
-/// Runs `command` with the shell at `shell_path`; the output (bounded, one
-/// trailing newline stripped) and the exit code.
-fn run_in(shell_path: &str, command: &str, confined: Option<Confined<'_>>) -> (Vec<Vec<u8>>, i64) {
+/// Runs `command` with the shell at `shell_path`; the output (bounded by
+/// `max_output`, one trailing newline stripped) and the exit code.
+fn run_in(
+    shell_path: &str,
+    command: &str,
+    confined: Option<Confined<'_>>,
+    max_output: Option<usize>,
+) -> (Vec<Vec<u8>>, i64) {
     let started = signals::Signals::watch().and_then(|signals| {
         let (mut confinement, again) = match confined {
             Some(Confined { roots, network, first }) => (Some(first), Some((roots, network))),
@@ -118,7 +122,7 @@ fn run_in(shell_path: &str, command: &str, confined: Option<Confined<'_>>) -> (V
             return (vec![text.into_bytes()], CANNOT_RUN);
         }
     };
-    let finished = supervise::supervise(child, pipe, Bounded::from_env(), &signals);
+    let finished = supervise::supervise(child, pipe, Bounded::for_answer(max_output), &signals);
     // The shell has exited by itself: what it left running in the
     // background stays running, even if the tool is killed from now on.
     guardian.release();
@@ -155,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_shell_that_cannot_start_is_exit_127() {
-        let (output, code) = run_in("/nonexistent/sh", "echo hi", None);
+        let (output, code) = run_in("/nonexistent/sh", "echo hi", None, None);
         assert_eq!(
             String::from_utf8(output.concat()).unwrap(),
             "cannot start /nonexistent/sh: No such file or directory"
@@ -165,7 +169,7 @@ mod tests {
 
     #[test]
     fn a_shell_that_is_not_executable_is_exit_127() {
-        let (output, code) = run_in("/dev/null", "echo hi", None);
+        let (output, code) = run_in("/dev/null", "echo hi", None, None);
         assert_eq!(
             String::from_utf8(output.concat()).unwrap(),
             "cannot start /dev/null: Permission denied"

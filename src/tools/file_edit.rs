@@ -19,6 +19,7 @@
 
 use memchr::memmem;
 
+use crate::context::Context;
 use crate::error::ToolError;
 use crate::fs::atomic_write::{self, Content};
 use crate::fs::open::open_regular;
@@ -27,7 +28,7 @@ use crate::fs::{basename, lock, read};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let path = args.required_path("file_path")?;
     let old = args.required_str("old_string")?;
     let new = args.required_str("new_string")?;
@@ -38,13 +39,13 @@ pub fn run(args: &Args) -> Outcome {
     if old == new {
         return Err(ToolError::InvalidArg("old_string and new_string are identical".to_owned()));
     }
-    let roots = super::allowed_roots()?;
+    let roots = context.roots()?;
     // The file read (its errors first, as seed 000 has them), then where
     // the edit will be written: both beneath the roots if any.
-    let opened = open_regular(path, roots.as_ref())?;
-    let target = Target::for_write(path, roots.as_ref())?;
+    let opened = open_regular(path, roots)?;
+    let target = Target::for_write(path, roots)?;
     // Held until the edited file is in place; dropping it releases the lock.
-    let file = lock::for_edit(path, &target, opened)?;
+    let file = lock::for_edit(path, &target, opened, context.lock_wait)?;
     let content = read::read_all(&file, path)?;
     let (old, new) = (old.as_bytes(), new.as_bytes());
     let mut count = memmem::find_iter(&content, old).count();

@@ -24,11 +24,12 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
+use crate::context::Context;
 use crate::error::ToolError;
 use crate::fs::open::open_regular;
 use crate::fs::read::{self, SIZELESS_MAX};
 use crate::json::{size, Field};
-use crate::limit::{self, Bounded};
+use crate::limit::Bounded;
 use crate::protocol::{Args, Outcome};
 
 /// Read size: large enough that counting newlines, not system calls,
@@ -39,12 +40,11 @@ const BUFFER_SIZE: usize = 256 * 1024;
 /// also keeps files whose size is a guess (sysfs says 4096) read in full.
 const MIN_SKIP: u64 = 1024 * 1024;
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let path = args.required_path("file_path")?;
     let offset = non_negative(args, "offset")?;
     let limit = non_negative(args, "limit")?;
-    let roots = super::allowed_roots()?;
-    let mut file = open_regular(path, roots.as_ref())?;
+    let mut file = open_regular(path, context.roots()?)?;
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
     // What may still be read: all of a file that has a size, a bounded
     // amount of one that has none.
@@ -52,7 +52,7 @@ pub fn run(args: &Args) -> Outcome {
     // What was read before the reader below starts, if the file could not
     // be rewound.
     let mut before: &[u8] = &[];
-    let mut out = Bounded::for_answer(limit::max_output());
+    let mut out = Bounded::for_answer(context.max_output);
     let whole;
     if offset.is_none() && limit.is_none() {
         whole = read_whole(&mut file, out.budget(), readable, path)?;

@@ -6,19 +6,19 @@
 //! of the file is `fs::lock`'s. This file is the tool's
 //! arguments and answer.
 
+use crate::context::Context;
 use crate::fs::target::Target;
 use crate::fs::{atomic_write, basename, lock};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let path = args.required_path("file_path")?;
     let content = args.required_str("content")?;
-    let roots = super::allowed_roots()?;
     // The directory and name written, beneath the roots if any.
-    let target = Target::for_write(path, roots.as_ref())?;
+    let target = Target::for_write(path, context.roots()?)?;
     // Held until the new content is in place.
-    let lock = lock::for_write(path, &target)?;
+    let lock = lock::for_write(path, &target, context.lock_wait)?;
     atomic_write::write(&target, path, content.as_bytes())?;
     drop(lock);
     let bytes = content.len();

@@ -5,26 +5,26 @@
 //! `fs::pattern` and `fs::walk`, shared with grep. With allowed roots
 //! (README, "Confinement: allowed roots") the walk stays beneath them (`walk_confined`).
 
+use crate::context::Context;
 use crate::fs::pattern::Glob;
 use crate::fs::walk::walk_within;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
-use crate::tools::allowed_roots;
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let pattern = args.required_str("pattern")?;
     let path = args.optional_path("path")?;
     let glob = Glob::new(path, pattern)?;
-    let roots = allowed_roots()?;
-    let mut output = Bounded::from_env();
+    let roots = context.roots()?;
+    let mut output = Bounded::for_answer(context.max_output);
     let mut count: i64 = 0;
     let visit = |found: crate::fs::walk::Found<'_>| {
         output.push(found.path);
         output.push(b"\n");
         count += 1;
     };
-    walk_within(&glob, roots.as_ref(), visit)?;
+    walk_within(&glob, roots, visit)?;
     let mut output = output.finish_parts();
     // Each path ends with a newline; the last one does not need it.
     limit::strip_final_newline(&mut output);

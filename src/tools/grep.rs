@@ -15,11 +15,10 @@
 //! - `print`: how the lines are printed into the answer, within the output
 //!   limit and in bounded memory.
 
+use crate::context::Context;
 use crate::fs::pattern::Glob;
 use crate::json::Field;
-use crate::limit;
 use crate::protocol::{Args, Outcome};
-use crate::tools::allowed_roots;
 
 mod files;
 mod ordered;
@@ -29,7 +28,7 @@ mod search;
 use files::Files;
 use print::Answer;
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, context: &Context) -> Outcome {
     let pattern = args.required_str("pattern")?;
     let filter = match args.optional_str("glob")? {
         None | Some("") => None,
@@ -39,9 +38,9 @@ pub fn run(args: &Args) -> Outcome {
     // Both patterns are checked before any file is read.
     let matcher = search::matcher(pattern)?;
     let glob = Glob::new(path, filter.unwrap_or("*"))?;
-    let roots = allowed_roots()?;
-    let files = Files::new(glob, path, filter, roots.as_ref())?;
-    let answer = Answer::new(limit::max_output());
+    let roots = context.roots()?;
+    let files = Files::new(glob, path, filter, roots)?;
+    let answer = Answer::new(context.max_output);
     let count = search::search(files, &matcher, &answer)?;
     Ok(vec![("output", Field::Parts(answer.finish())), ("count", Field::Int(count))])
 }

@@ -1,62 +1,112 @@
-//! The table of the six tools. The dispatcher knows nothing else about them:
-//! each entry is a name, the schema text of seed 000 and a `run` function.
+//! The table of the six tools. Everything the binary knows about a tool is
+//! its entry: its names (the schema name, the command name, and from them
+//! every spelling it answers to), its schema, its title and the hints a host
+//! reads before a call, and the function that runs it. The dispatcher, the
+//! MCP catalog, `--list` (which install.sh reads to lay out the links), the
+//! host commands and the tests read this table and nothing else.
 
-use crate::confine::Roots;
-use crate::error::ToolError;
+use crate::context::Context;
 use crate::protocol::{Args, Outcome};
 
-pub mod bash;
-pub mod file_edit;
-pub mod file_read;
-pub mod file_write;
-pub mod glob;
-pub mod grep;
+mod bash;
+mod file_edit;
+mod file_read;
+mod file_write;
+mod glob;
+mod grep;
 
 pub struct Tool {
     /// The schema name, as models call it: `file_read`.
     pub name: &'static str,
     /// The name of its executable in `libexec/ikigai/`: `file-read`.
     pub command: &'static str,
-    /// The `--schema` text, exactly as seed 000 prints it (with a final newline).
-    pub schema: &'static str,
-    pub run: fn(&Args) -> Outcome,
+    /// The schema texts, one a profile.
+    pub schemas: Schemas,
+    /// A title for people (MCP's `title`).
+    pub title: &'static str,
+    /// What a host may assume about a call (MCP's annotations).
+    pub hints: Hints,
+    pub(crate) run: fn(&Args, &Context) -> Outcome,
 }
+
+/// A tool's schema texts, one a profile: today only seed 000's. A profile
+/// of fuller schemas joins as a field beside `seed`, and [`Tool::schema`]
+/// chooses among them.
+pub struct Schemas {
+    /// The `--schema` text, exactly as seed 000 prints it (with a final
+    /// newline).
+    pub seed: &'static str,
+}
+
+/// What a host may assume about a tool before calling it, to decide what
+/// to ask the user first (Codex, for one, treats a tool without hints as
+/// destructive). Every entry says all three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// Changes nothing (MCP's `readOnlyHint`).
+    pub read_only: bool,
+    /// May destroy what is there: a write replaces a file, a command may
+    /// do anything (`destructiveHint`).
+    pub destructive: bool,
+    /// May reach beyond the local file system: the network
+    /// (`openWorldHint`).
+    pub open_world: bool,
+}
+
+/// Reads the local file system and changes nothing.
+const READS: Hints = Hints { read_only: true, destructive: false, open_world: false };
+/// Changes files, and nothing beyond the local file system.
+const WRITES: Hints = Hints { read_only: false, destructive: true, open_world: false };
+/// Anything at all: a shell command.
+const ANYTHING: Hints = Hints { read_only: false, destructive: true, open_world: true };
 
 pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "bash",
         command: "bash",
-        schema: include_str!("bash.schema.json"),
+        schemas: Schemas { seed: include_str!("bash.schema.json") },
+        title: "Run a shell command",
+        hints: ANYTHING,
         run: bash::run,
     },
     Tool {
         name: "file_read",
         command: "file-read",
-        schema: include_str!("file_read.schema.json"),
+        schemas: Schemas { seed: include_str!("file_read.schema.json") },
+        title: "Read a file",
+        hints: READS,
         run: file_read::run,
     },
     Tool {
         name: "file_write",
         command: "file-write",
-        schema: include_str!("file_write.schema.json"),
+        schemas: Schemas { seed: include_str!("file_write.schema.json") },
+        title: "Write a file",
+        hints: WRITES,
         run: file_write::run,
     },
     Tool {
         name: "file_edit",
         command: "file-edit",
-        schema: include_str!("file_edit.schema.json"),
+        schemas: Schemas { seed: include_str!("file_edit.schema.json") },
+        title: "Edit a file",
+        hints: WRITES,
         run: file_edit::run,
     },
     Tool {
         name: "glob",
         command: "glob",
-        schema: include_str!("glob.schema.json"),
+        schemas: Schemas { seed: include_str!("glob.schema.json") },
+        title: "Find files by pattern",
+        hints: READS,
         run: glob::run,
     },
     Tool {
         name: "grep",
         command: "grep",
-        schema: include_str!("grep.schema.json"),
+        schemas: Schemas { seed: include_str!("grep.schema.json") },
+        title: "Search file contents",
+        hints: READS,
         run: grep::run,
     },
 ];
@@ -79,9 +129,14 @@ impl Tool {
         names
     }
 
+    /// The schema a host is shown: seed 000's, the only profile today.
+    pub fn schema(&self) -> &'static str {
+        self.schemas.seed
+    }
+
     /// The description of the schema (for usage texts and listings).
     pub fn description(&self) -> String {
-        serde_json::from_str::<serde_json::Value>(self.schema)
+        serde_json::from_str::<serde_json::Value>(self.schema())
             .ok()
             .and_then(|v| v.get("description")?.as_str().map(str::to_owned))
             .unwrap_or_default()
@@ -105,16 +160,6 @@ pub fn normalize_name(name: &str) -> String {
 /// The schema names, comma-separated, for messages.
 pub fn names() -> String {
     TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
-}
-
-/// The allowed roots the tools work beneath (README, "Confinement: allowed
-/// roots"), read once at start: the descriptors an MCP server passed
-/// (`IKIGAI_TOOLS_ROOT_FDS`), else the names of `IKIGAI_TOOLS_ROOTS`;
-/// `None` when neither is set. Roots that cannot confine
-/// (none named, a missing one, a kernel without openat2) refuse the call:
-/// never run unconfined.
-pub(crate) fn allowed_roots() -> Result<Option<Roots>, ToolError> {
-    Roots::from_env().map_err(|e| ToolError::PermissionDenied(e.message()))
 }
 
 #[cfg(test)]
@@ -146,9 +191,9 @@ mod tests {
     #[test]
     fn schemas_parse_and_carry_their_names() {
         for tool in &TOOLS {
-            let v: serde_json::Value = serde_json::from_str(tool.schema).unwrap();
+            let v: serde_json::Value = serde_json::from_str(tool.schema()).unwrap();
             assert_eq!(v["name"], tool.name);
-            assert!(tool.schema.ends_with("}\n") && !tool.schema.ends_with("\n\n"));
+            assert!(tool.schema().ends_with("}\n") && !tool.schema().ends_with("\n\n"));
         }
     }
 
@@ -159,5 +204,32 @@ mod tests {
             tool.aliases(),
             ["file_read", "file_read-tool", "file_read_tool", "file-read-tool", "file-read_tool"]
         );
+    }
+
+    /// Every entry says who it is for people and what a host may assume:
+    /// a seventh tool cannot list as destructive or open-world by default,
+    /// and what each of the six may do is pinned here.
+    #[test]
+    fn every_tool_has_a_title_and_its_hints() {
+        for tool in &TOOLS {
+            let Tool { name, title, hints, .. } = tool;
+            assert!(!title.trim().is_empty() && title != name, "{name}: a title for people");
+            assert!(!(hints.read_only && hints.destructive), "{name}: read-only yet destructive");
+            let expected = match *name {
+                "bash" => ANYTHING,
+                "file_write" | "file_edit" => WRITES,
+                "file_read" | "glob" | "grep" => READS,
+                other => panic!("{other}: a new tool; say here what it may do"),
+            };
+            assert_eq!(*hints, expected, "{name}");
+        }
+        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        let commands: Vec<&str> = TOOLS.iter().map(|t| t.command).collect();
+        for list in [&names, &commands] {
+            let mut unique = list.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), TOOLS.len(), "{list:?}: each once");
+        }
     }
 }
