@@ -3,11 +3,11 @@
 //! (`cli::dispatch`) and handed to the tool's `run`. No tool reads the
 //! environment on its own, and nothing here is process-wide.
 //!
-//! - the output limit (README, "Output limit"): `IKIGAI_TOOLS_MAX_OUTPUT`
+//! - the output limit (docs/SPEC.md, "Output limit"): `IKIGAI_TOOLS_MAX_OUTPUT`
 //!   bounds the whole answer a tool prints; 16 MiB by default, 65,535
 //!   under the `-tool` names of current ikigai releases (which read no
 //!   more), `0` for none; less than 1 KiB counts as 1 KiB;
-//! - the allowed roots (README, "Confinement: allowed roots"):
+//! - the allowed roots (docs/CONFINEMENT.md):
 //!   `IKIGAI_TOOLS_ROOT_FDS` from an MCP server, else `IKIGAI_TOOLS_ROOTS`;
 //! - whether a confined command keeps TCP: `IKIGAI_TOOLS_NETWORK=on`;
 //! - how long a change waits for another change of the same file:

@@ -1,5 +1,5 @@
 //! The errors a tool can answer with. Each variant knows its `error_code` and
-//! its message; the texts are those of seed 000, which hosts and models rely
+//! its message; the texts are those of docs/SPEC.md, which hosts and models rely
 //! on byte for byte, and after the path, in parentheses, why (a [`Why`]):
 //! `Cannot open file: d (it is a directory)`. Every message is made here.
 
@@ -37,7 +37,7 @@ pub enum ToolError {
     /// file_edit: `old_string` occurs this many times and `replace_all` is off.
     NotUnique(usize),
     /// A buffer the file needs could not be had: the file is too large
-    /// for the memory the process may use. (`OUT_OF_MEMORY`, seed 000's
+    /// for the memory the process may use. (`OUT_OF_MEMORY`, docs/SPEC.md's
     /// description of the code as its message.)
     AllocationFailed,
 }

@@ -1,4 +1,4 @@
-//! The output limit's buffer (README, "Output limit"): the limit itself,
+//! The output limit's buffer (docs/SPEC.md, "Output limit"): the limit itself,
 //! read from the environment and the name a tool was called by, is part of
 //! a call's `Context`; the buffer keeps an answer within it, error
 //! envelopes included, after JSON escaping, because that is what a host
@@ -82,7 +82,7 @@ impl Bounded {
     }
 
     /// For a tool's `output`: the whole answer, escaped, envelope and
-    /// marker included, stays within `limit` (README, "Output limit").
+    /// marker included, stays within `limit` (docs/SPEC.md, "Output limit").
     pub fn for_answer(limit: Option<usize>) -> Bounded {
         let budget = limit.map(|l| l.saturating_sub(ANSWER_RESERVE).max(2));
         Bounded::with(Measure::Answer, budget)

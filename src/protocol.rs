@@ -34,7 +34,7 @@ pub type Outcome = Result<Answer, ToolError>;
 pub struct Args {
     map: Map<String, Value>,
     /// Parameters whose value holds a number beyond what an f64 can hold
-    /// (`1e400`): an error only if the tool reads them (README, "The protocol":
+    /// (`1e400`): an error only if the tool reads them (docs/SPEC.md, "The protocol":
     /// unknown keys are ignored, whatever they hold).
     out_of_range: BTreeMap<String, Held>,
 }
@@ -142,7 +142,7 @@ impl Args {
         Ok(path)
     }
 
-    /// An optional path; an empty string counts as absent (seed 000: "Empty
+    /// An optional path; an empty string counts as absent (docs/SPEC.md: "Empty
     /// path: defaults to current directory").
     pub fn optional_path(&self, name: &str) -> Result<Option<&str>, ToolError> {
         match self.optional_str(name)? {
@@ -277,8 +277,8 @@ pub struct Ending {
 /// Writes the answer (or the error envelope) to stdout and says what the
 /// call's dialect wants told besides.
 ///
-/// An error envelope obeys the output limit as every answer does (README,
-/// "Output limit"): a message too long for it (an 80 KB path) keeps its
+/// An error envelope obeys the output limit as every answer does (docs/SPEC.md, "Output limit"): a
+/// message too long for it (an 80 KB path) keeps its
 /// head and tail around the marker, cut between characters with escaping
 /// counted, so the printed envelope fits. The stderr copy is that same
 /// message, what the model was told.

@@ -1,4 +1,5 @@
-//! The bash tool (seed 000, seed 004, docs/TOOLS.md, bash; README, "Output limit").
+//! The bash tool (docs/SPEC.md, docs/SPEC.md's acceptance checks for bash, docs/TOOLS.md, bash;
+//! docs/SPEC.md, "Output limit").
 
 // The harness names its builder method `as_nobody`, which clippy reads as a
 // conversion; allowed here rather than changing the shared harness.
@@ -25,7 +26,7 @@ fn answer(output: &str, exit_code: i64) -> Value {
     json!({ "output": output, "exit_code": exit_code })
 }
 
-// --- seed 004: the manual verification commands -------------------------
+// --- docs/SPEC.md's acceptance checks for bash: the manual verification commands ---
 
 #[test]
 fn seed004_schema_is_valid_json() {
@@ -128,7 +129,7 @@ fn output_past_the_limit_keeps_head_and_tail() {
         .stdin(r#"{"command":"seq 1 100000"}"#)
         .run();
     let full: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
-    // The limit bounds the whole answer, escaping included (README, "Output limit"):
+    // The limit bounds the whole answer, escaping included (docs/SPEC.md, "Output limit"):
     // head and tail take half of what the envelope and marker leave each,
     // a newline two bytes; one trailing newline stripped.
     let expected = common::answer::bounded_lines(full.as_bytes(), 1000);

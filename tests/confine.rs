@@ -1,4 +1,4 @@
-//! Confinement (README, "Confinement: allowed roots") through the real
+//! Confinement (docs/CONFINEMENT.md) through the real
 //! binary: with `IKIGAI_TOOLS_ROOTS` set, bash runs under Landlock, in a
 //! mount namespace with the outside read-only where the kernel allows it. Each security case is
 //! paired with the same command run unconfined, which must reach outside:
@@ -684,7 +684,7 @@ fn an_edit_whose_link_is_retargeted_while_it_waits_for_the_lock_finishes() {
     }
 }
 
-// glob and grep: the walk stays beneath the roots (README, "Confinement: allowed roots").
+// glob and grep: the walk stays beneath the roots (docs/CONFINEMENT.md).
 
 /// glob's answer: the paths, one a line.
 fn paths(list: &[&str]) -> Value {

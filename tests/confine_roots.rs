@@ -1,6 +1,6 @@
 //! Break 1 of issue 14, "the command moves the walls": nothing a confined
 //! command does inside the roots changes what a later call's roots are
-//! (README, "Confinement: allowed roots" and "Confining a session").
+//! (docs/CONFINEMENT.md and docs/MCP.md, "Confining a session").
 //!
 //! In each test the confined command itself is the attacker: a bash call
 //! renames the directory holding a root away and puts a link to `outside/`
@@ -188,7 +188,7 @@ fn break1_mcp_client_roots_moved_by_the_command_gain_nothing() {
 fn break1_mcp_root_under_the_temporary_directory_moved_by_the_command_gains_nothing() {
     // The server's TMPDIR is `tmp/` (see `Session::start_with`): a root in
     // it, as a `mktemp -d` workspace is. bash may write only its private
-    // directory there (README, "Confinement"), so the root stays in place.
+    // directory there (docs/CONFINEMENT.md), so the root stays in place.
     let f = Fixture::new();
     let proj = f.env.mkdir("../tmp/proj");
     let mut session =

@@ -1,5 +1,5 @@
-//! The bash sandbox against the command inside it (issue 14; README,
-//! "Confinement: allowed roots"): each break is a test named after it, the
+//! The bash sandbox against the command inside it (issue 14; docs/CONFINEMENT.md): each break is a
+//! test named after it, the
 //! confined command is the attacker, and the tool runs as `nobody` when the
 //! tests run as root (`Call::as_nobody`), as a normal user would run it.
 //! Each is paired with the same attack unconfined (or from a second tool),
@@ -166,7 +166,7 @@ fn break_4_metadata_outside_the_roots_cannot_change() {
     if !s.kernel_allows_namespace() {
         skipped(
             "the kernel gives no user namespace here (`unshare -Urm` fails): metadata outside \
-             the roots is not protected (README, \"What it does not protect\")",
+             the roots is not protected (docs/CONFINEMENT.md, \"What it does not protect\")",
         );
         return;
     }
@@ -447,7 +447,7 @@ fn break_11_a_confined_command_cannot_kill_its_guardian_and_outlive_the_tool() {
     let (pid, survived) = guardian_attack(&s, true);
     assert!(!survived, "sleep {pid} outlived a SIGKILL of the confined tool");
     // Unconfined the guardian can be killed, and the sleep survives: the
-    // attack is real (README, "What it does not protect").
+    // attack is real (docs/CONFINEMENT.md, "What it does not protect").
     let (pid, survived) = guardian_attack(&s, false);
     assert!(survived, "unconfined, sleep {pid} should have outlived the tool");
 }

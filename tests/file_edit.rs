@@ -1,6 +1,6 @@
 //! file_edit: exact replacement, the order of checks, CRLF files, NUL
 //! bytes, what is kept of the file, concurrent edits, and every error code
-//! (docs/TOOLS.md, seed 000).
+//! (docs/TOOLS.md, docs/SPEC.md).
 
 use crate::common;
 use common::*;

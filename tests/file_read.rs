@@ -1,5 +1,5 @@
 //! file_read: whole files, line ranges, the output limit and every error
-//! code the tool can give (docs/TOOLS.md; README, "Output limit"; seed 000).
+//! code the tool can give (docs/TOOLS.md; docs/SPEC.md, "Output limit"; docs/SPEC.md).
 
 use crate::common;
 use common::*;

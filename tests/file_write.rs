@@ -1,5 +1,5 @@
 //! file_write: the answer, crash-safe replacement, what is kept of the
-//! target (mode, owner, links) and every error code (docs/TOOLS.md, seed 000).
+//! target (mode, owner, links) and every error code (docs/TOOLS.md, docs/SPEC.md).
 
 use crate::common;
 use common::*;

@@ -69,7 +69,7 @@ const GREP: Spec = Spec {
     fixtures: FIXTURES,
 };
 
-/// The codes of seed 000: nothing else may appear in an envelope.
+/// The codes of docs/SPEC.md: nothing else may appear in an envelope.
 const ERROR_CODES: &[&str] = &[
     "INVALID_JSON",
     "INVALID_ARG",
@@ -88,7 +88,7 @@ const ERROR_CODES: &[&str] = &[
     "READ_ERROR",
 ];
 
-/// The keys of each tool's success answer, in order (seed 000).
+/// The keys of each tool's success answer, in order (docs/SPEC.md).
 fn success_keys(link: &str) -> [&'static str; 2] {
     match link {
         "bash" => ["output", "exit_code"],

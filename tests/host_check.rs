@@ -1,4 +1,4 @@
-//! `ikigai-tools check`: every rule of seed 002, the `--schema` time limit,
+//! `ikigai-tools check`: every rule of docs/SPEC.md's schema format, the `--schema` time limit,
 //! stdin on `--schema`, and a call with `{}`, against a fixture directory of
 //! deliberately broken tools (one per rule).
 

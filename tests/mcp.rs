@@ -1,4 +1,4 @@
-//! `ikigai-tools mcp` over raw JSON-RPC lines (README, "MCP hosts"): the handshake
+//! `ikigai-tools mcp` over raw JSON-RPC lines (docs/MCP.md): the handshake
 //! of every revision, what a bad line or an unknown name gets, and the
 //! processes behind a call — gone after a cancellation or when stdin
 //! closes, and never taking the server with them. The official Python SDK
@@ -343,7 +343,7 @@ fn mcp_sigterm_to_the_server_ends_running_calls() {
     assert_gone_soon(&pids);
 }
 
-// --- roots (README, "Confining a session") ------------------------------
+// --- roots (docs/MCP.md, "Confining a session") ------------------------------
 
 /// A bash call writing `inside/f` and `outside/f`; what each file holds after.
 pub(crate) fn write_both(session: &mut Session, id: i64, inside: &Path, outside: &Path) -> Value {

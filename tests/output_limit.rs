@@ -1,4 +1,4 @@
-//! The output limit (issue item 1, README, "Output limit"): `IKIGAI_TOOLS_MAX_OUTPUT`
+//! The output limit (issue item 1, docs/SPEC.md, "Output limit"): `IKIGAI_TOOLS_MAX_OUTPUT`
 //! bounds what bash, file_read, glob and grep answer, and it bounds their
 //! memory too. The peaks are the tool's own `ru_maxrss`, read from wait4.
 

@@ -1,4 +1,4 @@
-//! The call protocol of README, "The protocol", common to all tools: one JSON
+//! The call protocol of docs/SPEC.md, "The protocol", common to all tools: one JSON
 //! object in, exactly one JSON object out; bad input answered, never a
 //! crash or a hang; the shellclaw dialect.
 

@@ -1,4 +1,4 @@
-//! Every escape class of the README's "Confinement: allowed roots" against
+//! Every escape class of the docs/CONFINEMENT.md's against
 //! reading and writing beneath a root, each also shown to escape without
 //! confinement (so the test can fail), links that stay inside, a root that
 //! is a link, relative paths, and the rename race.

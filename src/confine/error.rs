@@ -18,7 +18,7 @@ pub enum ConfineError {
     /// A root whose name was resolved through a place a confined command
     /// may write (another root, the sandbox's temporary directory), and
     /// that does not end beneath a root that was not: what it names could
-    /// be changed by a command (README, "Confinement: allowed roots").
+    /// be changed by a command (docs/CONFINEMENT.md).
     ReachedThrough { root: String, through: String },
     /// `IKIGAI_TOOLS_ROOT_FDS` (the roots an MCP server passes a call as
     /// descriptors) cannot be used; the text says why.

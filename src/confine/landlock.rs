@@ -1,5 +1,4 @@
-//! The Landlock ruleset bash runs under (README, "Confinement: allowed
-//! roots"; docs/GUARANTEES.md, "Confinement").
+//! The Landlock ruleset bash runs under (docs/CONFINEMENT.md; docs/GUARANTEES.md, "Confinement").
 //!
 //! Everything stays readable and executable; writing (creating, removing,
 //! renaming, truncating, device ioctls) is allowed only beneath the roots,

@@ -1,4 +1,4 @@
-//! Confinement (README, "Confinement: allowed roots"): allowed roots the
+//! Confinement (docs/CONFINEMENT.md): allowed roots the
 //! tools cannot leave.
 //!
 //! - `roots`: the allowed roots (`IKIGAI_TOOLS_ROOTS`, `mcp --root`), each

@@ -1,5 +1,5 @@
-//! The mount namespace bash runs in when the kernel allows one (README,
-//! "Confinement: allowed roots"): Landlock has no rule for chmod, chown,
+//! The mount namespace bash runs in when the kernel allows one (docs/CONFINEMENT.md): Landlock has
+//! no rule for chmod, chown,
 //! extended attributes, ACLs, times or inode flags, so outside the roots
 //! the file system is made read-only instead, as bubblewrap does:
 //!

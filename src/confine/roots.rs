@@ -7,7 +7,7 @@
 //! descriptor) count as the root when a path is matched against it.
 //!
 //! What a root is must not be something a confined command can change
-//! (README, "Confinement: allowed roots"; docs/GUARANTEES.md). Two ways in:
+//! (docs/CONFINEMENT.md; docs/GUARANTEES.md). Two ways in:
 //!
 //! - An MCP session opens its roots once and hands each call's process the
 //!   descriptors themselves (`IKIGAI_TOOLS_ROOT_FDS`, beside the names in

@@ -1,5 +1,4 @@
-//! The seccomp filters beside Landlock (README, "Confinement: allowed
-//! roots").
+//! The seccomp filters beside Landlock (docs/CONFINEMENT.md).
 //!
 //! With the network shut: Landlock's network rules cover plain TCP only, so
 //! MPTCP (`socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)`), UDP and every

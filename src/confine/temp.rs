@@ -3,7 +3,7 @@
 //! A confined command may not write the shared temporary directory: a
 //! root under `/tmp` (a `mktemp -d` workspace) could then be renamed away
 //! and replaced by a link to `/`, and the next call would open the link
-//! (README, "Confinement: allowed roots"). It gets a directory of its own
+//! (docs/CONFINEMENT.md). It gets a directory of its own
 //! user's instead, `ikigai-tools-UID` in the temporary directory, which it
 //! may write beneath but not rename, and which is its `TMPDIR`: what one
 //! call leaves there, the next finds.

@@ -20,7 +20,7 @@
 //! forever.
 //!
 //! Every step works on the target's directory descriptor and the file's
-//! name in it (`fs::target`): with confinement on (README, "Confinement: allowed roots") that
+//! name in it (`fs::target`): with confinement on (docs/CONFINEMENT.md) that
 //! descriptor was opened beneath an allowed root, and nothing is resolved
 //! by path again — not the temporary file, the rename, the in-place write,
 //! the attributes or the directory's flush.
@@ -74,7 +74,7 @@ pub fn write<C: Content + ?Sized>(
     let meta = match target.stat() {
         Ok(meta) => meta,
         // A new file; its parent must exist, and a missing one is
-        // OPEN_FAILED, not FILE_NOT_FOUND (seed 000).
+        // OPEN_FAILED, not FILE_NOT_FOUND (docs/SPEC.md).
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
             let created = if is_append_only(target.dir()) {
                 create_in_place(target, content)

@@ -1,4 +1,4 @@
-//! Opening the file a tool reads: a regular file, or the error seed 000
+//! Opening the file a tool reads: a regular file, or the error docs/SPEC.md
 //! gives for what is not one — without ever blocking on a FIFO or device,
 //! or on a "regular" file whose reads wait (`/proc/kmsg`).
 
@@ -14,8 +14,8 @@ use crate::confine::Roots;
 use crate::error::{Kind, ToolError, Why};
 
 /// Opens `path` for reading if it is a regular file; the errors are those
-/// of seed 000. file_read reads it, file_edit edits it. With `roots`
-/// (README, "Confinement: allowed roots") it is opened beneath them, or refused.
+/// of docs/SPEC.md. file_read reads it, file_edit edits it. With `roots`
+/// (docs/CONFINEMENT.md) it is opened beneath them, or refused.
 ///
 /// The kind of file is checked before opening (a FIFO would block the open,
 /// a socket cannot be opened) and again on the open file (it may have been

@@ -6,7 +6,7 @@
 //! - Unconfined: the path is followed through its symbolic links (chains
 //!   and relative links included, as `echo > link` does) to the file they
 //!   end at, and that file's directory is opened.
-//! - Confined (README, "Confinement: allowed roots"): the directory is opened beneath an allowed
+//! - Confined (docs/CONFINEMENT.md): the directory is opened beneath an allowed
 //!   root by `Roots::open_parent`, which follows links only while they stay
 //!   beneath the roots; the name is then never followed (O_NOFOLLOW,
 //!   AT_SYMLINK_NOFOLLOW), so a link planted meanwhile is refused, not
@@ -72,7 +72,7 @@ impl Target {
     }
 
     /// `resolve` with the errors a write answers: a missing directory is
-    /// `OPEN_FAILED` (seed 000: the file cannot be created), as is a path
+    /// `OPEN_FAILED` (docs/SPEC.md: the file cannot be created), as is a path
     /// that names a directory.
     pub fn for_write(path: &str, roots: Option<&Roots>) -> Result<Target, ToolError> {
         // `fopen("dir/", "w")` fails whether or not `dir` exists: a path

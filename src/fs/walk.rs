@@ -17,7 +17,7 @@
 //!   visited in the order of `name` for the entry itself and `name/` for
 //!   what lies below it, which is exactly the byte order of full paths.
 //!
-//! Confined (`walk_confined`, README, "Confinement: allowed roots"), the walk never names a path to
+//! Confined (`walk_confined`, docs/CONFINEMENT.md), the walk never names a path to
 //! the kernel: it starts from a directory opened beneath a root, enters each
 //! directory with `open_entry` from its parent's descriptor (never following
 //! a link), lists and looks up entries relative to that descriptor, and

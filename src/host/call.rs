@@ -1,4 +1,4 @@
-//! Calling a tool as a host does (seeds 000 and 003): the argument object on
+//! Calling a tool as a host does (docs/SPEC.md, "Calls and the envelope"): the argument object on
 //! stdin, then EOF; stdout and stderr captured; a time limit after which the
 //! tool's whole process group is stopped; the outcome wrapped in the
 //! envelope the model reads.
@@ -13,7 +13,7 @@
 //!
 //! Current ikigai releases read at most 64 KiB of a tool's stdout; this
 //! host reads up to the output limit, which bounds the tools' whole answers
-//! (README, "Output limit"), so it accepts every answer they give.
+//! (docs/SPEC.md, "Output limit"), so it accepts every answer they give.
 //! When the tool exits but something it left running still holds its
 //! stdout, what is in the pipe is read and the rest is not waited for.
 
@@ -26,7 +26,7 @@ use super::registry::Tool;
 use crate::process::status::signal_exit_code;
 use crate::process::{self, Finished, Input, Job, Status};
 
-/// The time limit of a call (seed 003).
+/// The time limit of a call (docs/SPEC.md's host side).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The `error_code` of a failed call.
@@ -70,7 +70,7 @@ impl Envelope {
         matches!(self, Envelope::Success(_))
     }
 
-    /// The envelope as JSON, keys in the order of seed 000.
+    /// The envelope as JSON, keys in the order of docs/SPEC.md.
     pub fn to_json(&self) -> Value {
         match self {
             Envelope::Success(result) => json!({ "tool_success": true, "result": result }),

@@ -3,7 +3,7 @@
 //!
 //! 1. `TOOL --schema` with stdin `/dev/null`, as discovery runs it: did it
 //!    answer within [`SCHEMA_TIMEOUT`], and does the answer pass each rule
-//!    of seed 002 (every rule is judged, not just the first that fails);
+//!    of docs/SPEC.md's schema format (every rule is judged, not just the first that fails);
 //! 2. `TOOL --schema` with a stdin that stays open and empty, as a host that
 //!    lets the tool inherit its terminal does (ikigai does): a tool that
 //!    answers (1) but not (2) reads stdin on `--schema`, and would hang

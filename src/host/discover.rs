@@ -1,7 +1,7 @@
-//! Discovery as ikigai does it (seed 003): every executable regular file of
+//! Discovery as ikigai does it (docs/SPEC.md's host side): every executable regular file of
 //! each directory (hidden files skipped, symbolic links followed) is run
 //! with `--schema`, all at once, each stopped after [`SCHEMA_TIMEOUT`]; a
-//! schema is accepted only if it passes the six rules of seed 002.
+//! schema is accepted only if it passes the six rules of docs/SPEC.md's schema format.
 //!
 //! The name is the schema's `name`, never the file name: the model calls
 //! what the schema says. A later source overrides an earlier one by that
@@ -19,7 +19,7 @@ use super::registry::{Origin, Registry, Tool};
 use super::validate::{self, Violation};
 use crate::process::{self, Input, Job, Status};
 
-/// How long a tool has to answer `--schema` (seed 003).
+/// How long a tool has to answer `--schema` (docs/SPEC.md's host side).
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The most of a `--schema` answer that is read.
@@ -60,7 +60,7 @@ pub enum Rejection {
     TimedOut,
     /// `--schema` exited with a status other than 0.
     Failed(String),
-    /// The answer breaks a rule of seed 002.
+    /// The answer breaks a rule of docs/SPEC.md's schema format.
     Invalid(Violation),
     /// Another file of the same directory already claims the name.
     Duplicate { name: String, first: Origin },

@@ -1,4 +1,4 @@
-//! The host side: what ikigai (seed 003) does with tools, as a library a
+//! The host side: what ikigai (docs/SPEC.md's host side) does with tools, as a library a
 //! Rust host can use directly (the `catalog`, `check`, `call` and `list`
 //! subcommands are its front end, in `src/cli/host.rs`). It prints
 //! nothing: it returns values and typed errors.
@@ -6,13 +6,13 @@
 //! - [`discover`](mod@discover): scan directories the way ikigai does (every executable
 //!   regular file, hidden files skipped, all `--schema` calls in parallel,
 //!   each killed after [`SCHEMA_TIMEOUT`]), validate each answer against the
-//!   six rules of seed 002 ([`validate()`]) and build a [`Registry`]; a later
+//!   six rules of docs/SPEC.md's schema format ([`validate()`]) and build a [`Registry`]; a later
 //!   source overrides an earlier one by schema name.
 //! - [`translate`](mod@translate): the registry as the `tools` array of a provider's
 //!   request ([`Provider`]: ikigai, openai, anthropic, google).
 //! - [`call()`]: run one tool as a host does (arguments on stdin, stdout and
 //!   stderr captured, a time limit after which the tool's whole process group
-//!   is killed) and wrap the outcome in the envelope of seeds 000 and 003
+//!   is killed) and wrap the outcome in the envelope of docs/SPEC.md, "Calls and the envelope"
 //!   ([`Envelope`]).
 //! - [`check()`]: everything a tool author wants to know about a tool before
 //!   a host meets it.

@@ -1,4 +1,4 @@
-//! The six validation rules of seed 002, applied to what a tool prints for
+//! The six validation rules of docs/SPEC.md's schema format, applied to what a tool prints for
 //! `--schema`. A schema is accepted only if it passes all six.
 //!
 //! Where the seed leaves a rule loose, the reading taken here is:
@@ -13,10 +13,10 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-/// The property types seed 002 allows.
+/// The property types docs/SPEC.md's schema format allows.
 pub const PROPERTY_TYPES: [&str; 6] = ["string", "integer", "number", "boolean", "array", "object"];
 
-/// One validation rule of seed 002, in its order.
+/// One validation rule of docs/SPEC.md's schema format, in its order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
     ValidJson,
@@ -37,7 +37,7 @@ impl Rule {
         Rule::RequiredConsistency,
     ];
 
-    /// Its number in seed 002 (1–6).
+    /// Its number in docs/SPEC.md's schema format (1–6).
     pub fn number(self) -> u8 {
         match self {
             Rule::ValidJson => 1,
@@ -49,7 +49,7 @@ impl Rule {
         }
     }
 
-    /// Its name in seed 002.
+    /// Its name in docs/SPEC.md's schema format.
     pub fn title(self) -> &'static str {
         match self {
             Rule::ValidJson => "valid JSON",
@@ -61,7 +61,7 @@ impl Rule {
         }
     }
 
-    /// What the rule asks, in the words of seed 002.
+    /// What the rule asks, in the words of docs/SPEC.md's schema format.
     pub fn message(self) -> &'static str {
         match self {
             Rule::ValidJson => "the output must parse successfully",

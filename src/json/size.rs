@@ -1,5 +1,5 @@
 //! How many bytes text takes once written as a JSON string by this module's
-//! writer: what the output limit counts (README, "Output limit"), since that is what a
+//! writer: what the output limit counts (docs/SPEC.md, "Output limit"), since that is what a
 //! host reads. A newline takes two bytes, a control byte six, and a
 //! sequence that is not UTF-8 one U+FFFD (three bytes).
 //!

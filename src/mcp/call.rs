@@ -151,7 +151,7 @@ fn spawn_in_own_group(tool: &Tool, roots: Option<&Allowed>) -> io::Result<Child>
     // The roots travel as the session's descriptors, inherited (their
     // close-on-exec flag cleared only for this spawn), so that a command
     // that renames a root and puts a link in its place changes nothing for
-    // later calls (README, "Confining a session").
+    // later calls (docs/MCP.md, "Confining a session").
     match roots {
         Some(roots) => {
             command.env(ROOTS_VAR, roots.env_value()).env(ROOT_FDS_VAR, roots.fds_value());

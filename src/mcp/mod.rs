@@ -1,5 +1,5 @@
 //! `ikigai-tools mcp`: the six tools as a Model Context Protocol server on
-//! stdio (README, "MCP hosts: ikigai-tools mcp"). The async runtime starts here and only here, so the
+//! stdio (docs/MCP.md). The async runtime starts here and only here, so the
 //! tools' own start-up never pays for it.
 //!
 //! - `transport`: newline-delimited JSON-RPC on stdin/stdout;

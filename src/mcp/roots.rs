@@ -1,4 +1,4 @@
-//! The allowed roots of an MCP session (README, "Confining a session").
+//! The allowed roots of an MCP session (docs/MCP.md, "Confining a session").
 //!
 //! They come from `mcp --root DIR` (or, without it, the server's own
 //! `IKIGAI_TOOLS_ROOTS`), and are replaced by the client's `roots` where it
@@ -14,9 +14,9 @@
 //! descriptors; each call's child inherits those descriptors
 //! (`IKIGAI_TOOLS_ROOT_FDS`, the names in `IKIGAI_TOOLS_ROOTS`), so that
 //! nothing a command does inside the roots changes what a later call's
-//! roots are (README, "Confining a session").
+//! roots are (docs/MCP.md, "Confining a session").
 //!
-//! Every path fails closed (README, "Confining a session"): an empty list
+//! Every path fails closed (docs/MCP.md, "Confining a session"): an empty list
 //! from the client names no roots, so the `--root` ones stay in force, and
 //! without them every call is refused with a message saying to pass
 //! `--root`; a list with no usable root refuses every call; a `roots/list`
@@ -252,7 +252,7 @@ fn not_answered(why: &str) -> Confinement {
 /// The client's roots as a confinement: its `file://` roots that are
 /// usable directories; others are named on stderr and left out. An empty
 /// list names no roots: the command line's stay in force, and without any
-/// every call is refused (README, "Confining a session"). A list with none
+/// every call is refused (docs/MCP.md, "Confining a session"). A list with none
 /// usable confines to nothing.
 pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Confinement {
     if result.roots.is_empty() {

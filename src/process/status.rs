@@ -6,7 +6,7 @@ use std::process::ExitStatus;
 use nix::sys::wait::WaitStatus;
 
 /// A process killed by signal N is reported as `SIGNAL_EXIT_BASE + N`, as
-/// a shell reports it (`$?` is 137 after SIGKILL); seed 000 counts so.
+/// a shell reports it (`$?` is 137 after SIGKILL); docs/SPEC.md counts so.
 pub const SIGNAL_EXIT_BASE: i32 = 128;
 
 /// How a process ended.

@@ -59,7 +59,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     Ok(answer(output, exit_code))
 }
 
-/// With allowed roots (README, "Confinement: allowed roots"): the roots,
+/// With allowed roots (docs/CONFINEMENT.md): the roots,
 /// whether the network is open, and the confinement first tried (with a
 /// mount namespace). Where the kernel cannot confine the command, the call
 /// is refused: never run unconfined.
@@ -99,7 +99,7 @@ fn run_in(
                 Ok((child, pipe)) => return Ok((signals, guardian, child, pipe)),
                 Err(err) => {
                     guardian.release();
-                    // The kernel gave no namespace (README, "Fail closed"):
+                    // The kernel gave no namespace (docs/CONFINEMENT.md, "Fail closed"):
                     // once more with Landlock and seccomp alone.
                     match again {
                         Some((roots, network))

@@ -40,7 +40,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         return Err(ToolError::InvalidArg("old_string and new_string are identical".to_owned()));
     }
     let roots = context.roots()?;
-    // The file read (its errors first, as seed 000 has them), then where
+    // The file read (its errors first, as docs/SPEC.md has them), then where
     // the edit will be written: both beneath the roots if any.
     let opened = open_regular(path, roots)?;
     let target = Target::for_write(path, roots)?;

@@ -4,12 +4,12 @@
 //! - With either: lines streamed from `offset` (1-based, 0 counts as 1),
 //!   `limit` of them; newlines are counted in bulk with memchr and nothing
 //!   past the last line asked for is read.
-//! - The output limit (README, "Output limit") bounds the answer, escaping
+//! - The output limit (docs/SPEC.md, "Output limit") bounds the answer, escaping
 //!   counted; it
 //!   keeps head and tail, and the marker between them says which `offset`
 //!   continues after the head. Of a large regular
 //!   file only the head and the tail are read: the middle is seeked past.
-//! - With allowed roots (README, "Confinement") the file is opened beneath them
+//! - With allowed roots (docs/CONFINEMENT.md) the file is opened beneath them
 //!   (`fs::open`); a path leading out is `PERMISSION_DENIED`.
 //! - Only regular files are read: a directory is READ_FAILED, a FIFO, socket
 //!   or device SIZE_FAILED, decided before anything could block; a file of

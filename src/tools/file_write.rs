@@ -1,8 +1,8 @@
 //! file_write: creates or overwrites a file with `content` (docs/TOOLS.md).
 //! The writing itself, crash-safe and keeping mode, owner, attributes and
 //! links, is `fs::atomic_write`'s (on the directory and name `fs::target`
-//! resolves, beneath the allowed roots if any: README, "Confinement:
-//! allowed roots"); the lock that serialises it with edits and other writes
+//! resolves, beneath the allowed roots if any: docs/CONFINEMENT.md); the lock that serialises it
+//! with edits and other writes
 //! of the file is `fs::lock`'s. This file is the tool's
 //! arguments and answer.
 

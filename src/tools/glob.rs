@@ -1,9 +1,9 @@
-//! glob: the paths that match a pattern (docs/TOOLS.md, glob, seed 000).
+//! glob: the paths that match a pattern (docs/TOOLS.md, glob, docs/SPEC.md).
 //!
 //! `{"output":"a\nb","count":2}`: one path a line, sorted by bytes, printed
 //! as `path/pattern` spells them. The matching and walking live in
 //! `fs::pattern` and `fs::walk`, shared with grep. With allowed roots
-//! (README, "Confinement: allowed roots") the walk stays beneath them (`walk_confined`).
+//! (docs/CONFINEMENT.md) the walk stays beneath them (`walk_confined`).
 
 use crate::context::Context;
 use crate::fs::pattern::Glob;

@@ -1,5 +1,5 @@
 //! grep: the lines of files that match a regular expression (docs/TOOLS.md
-//! grep, seed 000).
+//! grep, docs/SPEC.md).
 //!
 //! `{"output":"PATH:LINE: TEXT\n…","count":N}`. The files are those glob
 //! finds for `glob` (default `*`) under `path`, regular files only, in glob

@@ -29,11 +29,11 @@ pub struct Tool {
     pub(crate) run: fn(&Args, &Context) -> Outcome,
 }
 
-/// A tool's schema texts, one a profile: today only seed 000's. A profile
+/// A tool's schema texts, one a profile: today only docs/SPEC.md's. A profile
 /// of fuller schemas joins as a field beside `seed`, and [`Tool::schema`]
 /// chooses among them.
 pub struct Schemas {
-    /// The `--schema` text, exactly as seed 000 prints it (with a final
+    /// The `--schema` text, exactly as docs/SPEC.md prints it (with a final
     /// newline).
     pub seed: &'static str,
 }
@@ -129,7 +129,7 @@ impl Tool {
         names
     }
 
-    /// The schema a host is shown: seed 000's, the only profile today.
+    /// The schema a host is shown: docs/SPEC.md's, the only profile today.
     pub fn schema(&self) -> &'static str {
         self.schemas.seed
     }

@@ -1,4 +1,4 @@
-//! What the output limit (README, "Output limit") makes of an output, computed apart
+//! What the output limit (docs/SPEC.md, "Output limit") makes of an output, computed apart
 //! from the tools' code, for ASCII text: the answer's size counts escaping,
 //! the envelope and marker take `RESERVE`, the output's head and tail take
 //! half of the rest each.

@@ -1,4 +1,4 @@
-//! A seeded generator of malformed and odd argument objects (README, "The protocol"):
+//! A seeded generator of malformed and odd argument objects (docs/SPEC.md, "The protocol"):
 //! random bytes, truncated and deeply nested JSON, wrong types, huge
 //! numbers, empty/NUL/huge/unicode paths, every kind of Unicode.
 //!
@@ -142,7 +142,7 @@ pub enum Dialect {
     Ikigai,
     /// `$1`: no NUL byte (the kernel cannot pass one), at most 128 KiB
     /// (MAX_ARG_STRLEN), and not starting with `-` (that is a flag, not
-    /// an argument object, README, "The protocol").
+    /// an argument object, docs/SPEC.md, "The protocol").
     Shellclaw,
 }
 

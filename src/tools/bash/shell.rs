@@ -4,7 +4,7 @@
 //! prompt on /dev/tty), killed if the tool dies (parent-death signal), and
 //! announced to the tool's guardian, which kills the whole group if the
 //! tool is killed outright. Only descriptors 0, 1 and 2 reach the shell,
-//! confined or not (README, "Confinement: allowed roots"; docs/TOOLS.md).
+//! confined or not (docs/CONFINEMENT.md; docs/TOOLS.md).
 //!
 //! Confined, the child then, in this order: enters the mount namespace
 //! with the outside read-only where the kernel gives one

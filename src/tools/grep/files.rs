@@ -2,7 +2,7 @@
 //! (regular files only, in glob order), or the one file `path` names, each
 //! with the way to open it.
 //!
-//! With allowed roots (README, "Confinement: allowed roots") the walk stays
+//! With allowed roots (docs/CONFINEMENT.md) the walk stays
 //! beneath them and each file is opened from the descriptor of the
 //! directory the walk found it in (`open_entry`, never following a link),
 //! never by its path.

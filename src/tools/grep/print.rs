@@ -2,7 +2,7 @@
 //! matching line, the files in order, within the output limit.
 //!
 //! Memory stays bounded by the output limit plus a constant, whatever the
-//! files hold (README, "Output limit"): a file searched ahead of the files
+//! files hold (docs/SPEC.md, "Output limit"): a file searched ahead of the files
 //! before it holds at most `HOLD_AHEAD` bytes of lines; past that it waits
 //! for its turn and hands its lines over to the answer, as it does from
 //! then on.
