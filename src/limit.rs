@@ -297,18 +297,35 @@ impl Bounded {
 
     /// The shortest run of whole units that starts `bytes` and takes at
     /// least `need` (or all of `bytes`): its length, and what it takes.
-    /// Blocks of ASCII are measured at once, not byte by byte.
     fn leading_units(&self, bytes: &[u8], need: usize) -> (usize, usize) {
+        self.units(bytes, need, Bound::AtLeast)
+    }
+
+    /// The longest run of whole units that starts `bytes` and takes at most
+    /// `room`: its length, and what it takes.
+    fn units_within(&self, bytes: &[u8], room: usize) -> (usize, usize) {
+        self.units(bytes, room, Bound::AtMost)
+    }
+
+    /// The run of whole units that starts `bytes`, up to `bound` as `how`
+    /// says: its length, and what it takes. Blocks of ASCII are measured at
+    /// once, not byte by byte.
+    fn units(&self, bytes: &[u8], bound: usize, how: Bound) -> (usize, usize) {
+        // Whether `size` more may be taken with the end not yet reached.
+        let short_of_end = |taken: usize, size: usize| match how {
+            Bound::AtLeast => taken + size < bound,
+            Bound::AtMost => taken + size <= bound,
+        };
         let (mut n, mut taken) = (0, 0);
         let mut bulk_from = 0;
-        while taken < need && n < bytes.len() {
+        while n < bytes.len() && (how == Bound::AtMost || taken < bound) {
             // A block takes at least BLOCK: worth measuring only if the end
             // may lie past it.
-            if n >= bulk_from && n + BLOCK <= bytes.len() && need - taken > BLOCK {
+            if n >= bulk_from && n + BLOCK <= bytes.len() && bound - taken >= BLOCK {
                 let block = &bytes[n..n + BLOCK];
                 if block.is_ascii() {
                     let size = self.ascii_size_of(block);
-                    if taken + size < need {
+                    if short_of_end(taken, size) {
                         taken += size;
                         n += BLOCK;
                         continue;
@@ -319,35 +336,10 @@ impl Bounded {
                 }
             }
             let unit = size::unit(&bytes[n..]);
-            n += unit.len;
-            taken += self.unit_size(unit);
-        }
-        (n, taken)
-    }
-
-    /// The longest run of whole units that starts `bytes` and takes at most
-    /// `room`: its length, and what it takes.
-    fn units_within(&self, bytes: &[u8], room: usize) -> (usize, usize) {
-        let (mut n, mut taken) = (0, 0);
-        let mut bulk_from = 0;
-        while n < bytes.len() {
-            if n >= bulk_from && n + BLOCK <= bytes.len() && room - taken >= BLOCK {
-                let block = &bytes[n..n + BLOCK];
-                if block.is_ascii() {
-                    let size = self.ascii_size_of(block);
-                    if taken + size <= room {
-                        taken += size;
-                        n += BLOCK;
-                        continue;
-                    }
-                    bulk_from = usize::MAX;
-                } else {
-                    bulk_from = n + BLOCK;
-                }
-            }
-            let unit = size::unit(&bytes[n..]);
             let size = self.unit_size(unit);
-            if taken + size > room {
+            // At most: a unit that would pass the bound is left out; at
+            // least: the one that reaches it is taken.
+            if how == Bound::AtMost && !short_of_end(taken, size) {
                 break;
             }
             n += unit.len;
@@ -512,6 +504,15 @@ pub fn strip_final_newline(parts: &mut [Vec<u8>]) -> bool {
         }
         _ => false,
     }
+}
+
+/// How a run of units meets its bound (`Bounded::units`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    /// Up to the first unit that reaches it, that unit included.
+    AtLeast,
+    /// Every unit that fits within it.
+    AtMost,
 }
 
 #[cfg(test)]
