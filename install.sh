@@ -205,11 +205,17 @@ if [ -z "$binary" ]; then
             if [ "$dynamic" -eq 0 ]; then
                 # Static glibc: no dynamic loader at start-up. The target is
                 # named so that RUSTFLAGS reach the binary, not the build
-                # scripts and proc-macros, which must stay dynamic.
+                # scripts and proc-macros, which must stay dynamic. On
+                # x86-64 the entry point answers `TOOL --schema` before
+                # glibc relocates the binary (src/entry.rs).
+                entry=""
+                case "$host" in
+                    x86_64-*) entry="-C link-arg=-Wl,--entry=ikigai_tools_start,--defsym=ikigai_tools_start_is_defined=ikigai_tools_start" ;;
+                esac
                 say "building ikigai-tools (cargo build --release, statically linked; \
 the first build takes about 3 minutes)"
                 # cargo's progress goes to stderr, as it comes.
-                (cd "$here" && RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+                (cd "$here" && RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static $entry" \
                     cargo build --release --locked --target "$host")
                 binary="$here/target/$host/release/ikigai-tools"
             fi ;;

@@ -69,7 +69,7 @@ if [ -z "$tmp" ]; then
 else
     mkdir -p "$tmp"
     tmp="$(cd "$tmp" && pwd)"
-    cleanup() { rm -rf "${tmp:?}/prefix" "${tmp:?}/data" "${tmp:?}/results"; }
+    cleanup() { rm -rf "${tmp:?}/prefix" "${tmp:?}/data" "${tmp:?}/results" "${tmp:?}/floor"; }
 fi
 trap cleanup EXIT
 mkdir -p "$tmp/data" "$tmp/results"
@@ -290,9 +290,28 @@ if [ "$tree_ok" = 1 ]; then
     fi
 fi
 
-# start-up
-bench schema 20 ours "$tools/grep --schema" true "/bin/true"
+# start-up, against /bin/true and the floors (bench/floor/build.sh, which
+# says why a floor is missing): programs that write the same schema and
+# nothing else, a static-pie Rust one built as install.sh builds ours and a
+# static C one. One hyperfine run for all; bench/startup.sh has the details.
+say "bench: building the start-up floors (bench/floor/build.sh)"
+"$here/floor/build.sh" "$tmp/floor" || say "bench: bench/floor/build.sh failed"
+cmds=(ours "$tools/grep --schema" true "/bin/true")
+for floor in rust-floor c-floor; do
+    if [ -x "$tmp/floor/$floor" ]; then cmds+=("$floor" "$tmp/floor/$floor"); fi
+done
+bench schema 20 "${cmds[@]}"
 row "\`grep --schema\` (start-up)" schema ours "\`/bin/true\`" true 1.1
+if [ -x "$tmp/floor/rust-floor" ]; then
+    row "\`grep --schema\` (start-up)" schema ours "a static-pie Rust program writing the schema" rust-floor 1.05
+else
+    skip "\`grep --schema\` (vs the Rust floor)" "bench/floor/build.sh built no Rust floor" "Rust floor"
+fi
+if [ -x "$tmp/floor/c-floor" ]; then
+    row "\`grep --schema\` (start-up)" schema ours "a static C program writing the schema" c-floor -
+else
+    skip "\`grep --schema\` (vs the C floor)" "bench/floor/build.sh built no C floor" "C floor"
+fi
 
 # file_read
 if [ "$big_ok" = 1 ]; then

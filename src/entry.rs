@@ -1,0 +1,286 @@
+//! `TOOL --schema` answered at the binary's entry point, before the C
+//! runtime starts (docs/PERFORMANCE.md, "Start-up against the floor").
+//!
+//! A host runs every tool with `--schema` at every start. In the static-pie
+//! binary install.sh builds, glibc's start-up first applies the binary's
+//! 10,853 relocations, which write to every one of the 52 pages of
+//! `.data.rel.ro` and `.got`, a copy-on-write page fault each: more than
+//! half of the page faults of a `--schema` run, for nothing the answer
+//! needs. install.sh links with `--entry=ikigai_tools_start` (x86-64 only),
+//! so that the kernel starts the process in `ikigai_tools_start`: when the
+//! run is a link called with `--schema` or `--describe` alone and the
+//! link's name is a tool's, the schema is written with raw system calls and
+//! the process exits; anything else jumps to glibc's `_start` with the stack
+//! and registers as the kernel left them, and runs as it always did. A
+//! build without that linker flag (`cargo build`, the tests) never runs this
+//! code: `cli::dispatch` answers the same calls after the runtime started.
+//!
+//! The code here runs before relocation, without thread-local storage, and
+//! with glibc's IFUNCs (`memcmp`, `memcpy`, `strlen`) not yet resolved. So
+//! it reads no pointer stored in the binary (no `static` holding a `&str`,
+//! no table of slices: each schema is an `include_bytes!` reached by a
+//! RIP-relative address), calls no function (no libc, no panics: no
+//! indexing, only iterators and `split_at` on checked lengths) and
+//! allocates nothing. bench/startup.sh checks the machine code of
+//! `schema_before_libc` for calls and jumps out of it, and its answers byte
+//! for byte against `ikigai-tools TOOL --schema` for every tool and
+//! spelling.
+//!
+//! It answers only where it answers as `cli::dispatch` would (the unit
+//! tests below hold it to `tools::find` for every spelling); in any doubt
+//! it leaves the run to the normal path.
+
+/// The schema a link named `name` (its file name: no `/`) answers with
+/// `--schema`, when it is a tool's: the name up to its first `.`, `-` read
+/// as `_`, without one `_tool` suffix, is a tool's schema name
+/// (`tools::normalize_name`). `None` for anything else, including the names
+/// the normal path would refuse (empty, starting with `.`).
+#[inline(always)]
+fn schema_for(name: &[u8]) -> Option<&'static [u8]> {
+    // Path::file_stem and normalize_name agree with "up to the first dot"
+    // only for a name that does not start with one.
+    if name.first().is_none_or(|&b| b == b'.') {
+        return None;
+    }
+    let stem_len = name.iter().position(|&b| b == b'.').unwrap_or(name.len());
+    let (stem, _) = name.split_at(stem_len);
+    let stem = match stem.len().checked_sub(SUFFIX.len()) {
+        Some(n) if n > 0 && same(stem.split_at(n).1, SUFFIX) => stem.split_at(n).0,
+        _ => stem,
+    };
+    // One `if` per tool, unrolled: a table of (name, schema) slices would be
+    // pointers stored in the binary, relocated by the runtime this skips.
+    macro_rules! tools {
+        ($($tool:literal),* $(,)?) => {
+            $(
+                if same(stem, $tool.as_bytes()) {
+                    return Some(include_bytes!(concat!("tools/", $tool, ".schema.json")));
+                }
+            )*
+        };
+    }
+    tools!("bash", "file_read", "file_write", "file_edit", "glob", "grep");
+    None
+}
+
+const SUFFIX: &[u8] = b"_tool";
+
+/// Whether `name` is `tool` with `-` read as `_`, compared a byte at a time
+/// (a slice comparison may become a call to glibc's `bcmp`).
+#[inline(always)]
+fn same(name: &[u8], tool: &[u8]) -> bool {
+    name.len() == tool.len()
+        && name.iter().zip(tool).all(|(&n, &t)| n == t || (n == b'-' && t == b'_'))
+}
+
+/// Whether the NUL-terminated `arg` is `flag`.
+///
+/// # Safety
+/// `arg` points at a NUL-terminated string.
+#[inline(always)]
+unsafe fn is_flag(arg: *const u8, flag: &[u8]) -> bool {
+    let mut p = arg;
+    for &f in flag {
+        if *p != f {
+            return false;
+        }
+        p = p.add(1);
+    }
+    *p == 0
+}
+
+/// The file name of the NUL-terminated `path`: what follows its last `/`.
+///
+/// # Safety
+/// `path` points at a NUL-terminated string that outlives the result.
+#[inline(always)]
+unsafe fn file_name<'a>(path: *const u8) -> &'a [u8] {
+    let mut start = path;
+    let mut p = path;
+    while *p != 0 {
+        if *p == b'/' {
+            start = p.add(1);
+        }
+        p = p.add(1);
+    }
+    core::slice::from_raw_parts(start, p.offset_from(start) as usize)
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod x86_64 {
+    use core::arch::{asm, naked_asm};
+
+    extern "C" {
+        /// glibc's entry point (rcrt1.o), which starts the C runtime and
+        /// Rust's `main`.
+        fn _start() -> !;
+    }
+
+    /// The entry point install.sh links the binary with. The kernel leaves
+    /// `argc` at the stack pointer, then `argv`, and in `rdx` a function
+    /// for `atexit` (none for a static binary): both are handed on to
+    /// `_start` as they came.
+    #[unsafe(naked)]
+    #[no_mangle]
+    pub extern "C" fn ikigai_tools_start() -> ! {
+        naked_asm!(
+            "mov rdi, rsp",
+            "push rdx",
+            // 16-byte alignment at the call, as at the entry.
+            "sub rsp, 8",
+            "call {fast}",
+            "add rsp, 8",
+            "pop rdx",
+            "jmp {start}",
+            fast = sym schema_before_libc,
+            start = sym _start,
+        )
+    }
+
+    /// Writes the schema and exits when the run is `LINK --schema` (or
+    /// `--describe`) and the link's name is a tool's; returns otherwise.
+    ///
+    /// # Safety
+    /// `sp` is the stack pointer at the process's entry.
+    #[no_mangle]
+    #[inline(never)]
+    unsafe extern "C" fn schema_before_libc(sp: *const usize) {
+        let argv = sp.add(1) as *const *const u8;
+        if *sp != 2
+            || !(super::is_flag(*argv.add(1), b"--schema")
+                || super::is_flag(*argv.add(1), b"--describe"))
+        {
+            return;
+        }
+        let Some(schema) = super::schema_for(super::file_name(*argv)) else {
+            return;
+        };
+        // As Rust's runtime does: a reader that went away is an EPIPE to
+        // ignore, not a SIGPIPE that kills.
+        let ignore: [usize; 4] = [1 /* SIG_IGN */, 0, 0, 0];
+        syscall4(13 /* rt_sigaction */, 13 /* SIGPIPE */, ignore.as_ptr() as usize, 0, 8);
+        let mut rest = schema;
+        while !rest.is_empty() {
+            let n = syscall4(1 /* write */, 1, rest.as_ptr() as usize, rest.len(), 0);
+            if n == -4 {
+                continue; // EINTR
+            }
+            if n <= 0 || n as usize > rest.len() {
+                break; // as `print`: an error writing stdout is not ours to tell
+            }
+            rest = rest.split_at(n as usize).1;
+        }
+        syscall4(231 /* exit_group */, 0, 0, 0, 0);
+    }
+
+    #[inline(always)]
+    unsafe fn syscall4(nr: usize, a: usize, b: usize, c: usize, d: usize) -> isize {
+        let ret: isize;
+        asm!(
+            "syscall",
+            inlateout("rax") nr as isize => ret,
+            in("rdi") a,
+            in("rsi") b,
+            in("rdx") c,
+            in("r10") d,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+        ret
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::schema_for;
+    use ikigai_tools::tools;
+
+    /// What the normal path answers for a link of this file name.
+    fn normal(name: &str) -> Option<&'static [u8]> {
+        let stem = std::path::Path::new(name).file_stem()?.to_string_lossy().into_owned();
+        tools::find(&stem).map(|t| t.schema.as_bytes())
+    }
+
+    #[test]
+    fn every_tool_every_spelling_as_the_normal_path() {
+        let mut names = vec![];
+        for t in &tools::TOOLS {
+            for base in [t.name, t.command] {
+                for suffix in ["", "_tool", "-tool", "_tool_tool", "tool", "_Tool", "_too"] {
+                    for ext in ["", ".sh", ".py.txt", ".", ".-tool"] {
+                        names.push(format!("{base}{suffix}{ext}"));
+                    }
+                }
+                names.push(format!(".{base}"));
+                names.push(format!("{base} "));
+                names.push(base.to_uppercase());
+                names.push(format!("{base}\u{e9}"));
+            }
+        }
+        names.extend(
+            [
+                "",
+                ".",
+                "..",
+                "_tool",
+                "-tool",
+                "-tool.sh",
+                "ikigai-tools",
+                "ikigai_tools",
+                "file",
+                "file_",
+                "grepp",
+            ]
+            .map(String::from),
+        );
+        for name in &names {
+            // The fast path may leave a run to the normal path, never answer
+            // differently.
+            let fast = schema_for(name.as_bytes());
+            assert!(fast.is_none() || fast == normal(name), "{name:?}");
+        }
+        // And it answers every spelling a host uses.
+        for t in &tools::TOOLS {
+            for name in [
+                t.name.to_owned(),
+                t.command.to_owned(),
+                format!("{}-tool", t.command),
+                format!("{}_tool", t.name),
+                format!("{}.sh", t.command),
+            ] {
+                let fast = schema_for(name.as_bytes());
+                assert_eq!(fast, Some(t.schema.as_bytes()), "{name}: a new tool goes in tools!");
+            }
+        }
+    }
+
+    /// The file name of `argv[0]` as the normal path takes it
+    /// (`Path::file_stem`), wherever the fast path answers.
+    #[test]
+    fn file_name_as_the_normal_path() {
+        for path in [
+            "grep",
+            "/grep",
+            "a/b/grep",
+            "a//grep",
+            "./grep",
+            "grep/",
+            "grep/.",
+            "a/grep/..",
+            "/",
+            "a/.grep",
+            "a/grep.sh",
+            "a.b/grep",
+            "a/file-read-tool.py",
+            "x/../file_read",
+        ] {
+            let c = std::ffi::CString::new(path).unwrap();
+            let name = unsafe { super::file_name(c.as_ptr().cast()) };
+            let fast = schema_for(name);
+            assert!(fast.is_none() || fast == normal(path), "{path:?}");
+        }
+        let c = std::ffi::CString::new("a/b/file-read-tool.sh").unwrap();
+        assert_eq!(unsafe { super::file_name(c.as_ptr().cast()) }, b"file-read-tool.sh");
+    }
+}
