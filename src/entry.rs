@@ -79,14 +79,19 @@ fn same(name: &[u8], tool: &[u8]) -> bool {
 /// `arg` points at a NUL-terminated string.
 #[inline(always)]
 unsafe fn is_flag(arg: *const u8, flag: &[u8]) -> bool {
-    let mut p = arg;
-    for &f in flag {
-        if *p != f {
-            return false;
+    // SAFETY: `arg` is NUL-terminated (the caller's promise), and the walk
+    // stops at the first byte that differs from `flag`, the NUL included,
+    // so it never reads past the terminator.
+    unsafe {
+        let mut p = arg;
+        for &f in flag {
+            if *p != f {
+                return false;
+            }
+            p = p.add(1);
         }
-        p = p.add(1);
+        *p == 0
     }
-    *p == 0
 }
 
 /// The file name of the NUL-terminated `path`: what follows its last `/`.
@@ -95,15 +100,20 @@ unsafe fn is_flag(arg: *const u8, flag: &[u8]) -> bool {
 /// `path` points at a NUL-terminated string that outlives the result.
 #[inline(always)]
 unsafe fn file_name<'a>(path: *const u8) -> &'a [u8] {
-    let mut start = path;
-    let mut p = path;
-    while *p != 0 {
-        if *p == b'/' {
-            start = p.add(1);
+    // SAFETY: `path` is NUL-terminated and outlives the result (the
+    // caller's promise): the walk stops at the NUL, and the slice lies
+    // between `start` and it, within the string.
+    unsafe {
+        let mut start = path;
+        let mut p = path;
+        while *p != 0 {
+            if *p == b'/' {
+                start = p.add(1);
+            }
+            p = p.add(1);
         }
-        p = p.add(1);
+        core::slice::from_raw_parts(start, p.offset_from(start) as usize)
     }
-    core::slice::from_raw_parts(start, p.offset_from(start) as usize)
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -145,23 +155,51 @@ mod x86_64 {
     #[no_mangle]
     #[inline(never)]
     unsafe extern "C" fn schema_before_libc(sp: *const usize) {
-        let argv = sp.add(1) as *const *const u8;
-        if *sp != 2
-            || !(super::is_flag(*argv.add(1), b"--schema")
-                || super::is_flag(*argv.add(1), b"--describe"))
-        {
+        // SAFETY: at the process's entry the kernel leaves `argc` at `sp`
+        // and `argc` pointers to NUL-terminated strings after it (System V
+        // ABI, x86-64): with `argc` 2, `argv[0]` and `argv[1]` are both
+        // there, and live for the whole process.
+        let (argv0, argv1) = unsafe {
+            let argv = sp.add(1) as *const *const u8;
+            if *sp != 2 {
+                return;
+            }
+            (*argv, *argv.add(1))
+        };
+        // SAFETY: both are NUL-terminated strings of the process (above).
+        let (schema_flag, name) = unsafe {
+            (
+                super::is_flag(argv1, b"--schema") || super::is_flag(argv1, b"--describe"),
+                super::file_name(argv0),
+            )
+        };
+        if !schema_flag {
             return;
         }
-        let Some(schema) = super::schema_for(super::file_name(*argv)) else {
+        let Some(schema) = super::schema_for(name) else {
             return;
         };
         // As Rust's runtime does: a reader that went away is an EPIPE to
         // ignore, not a SIGPIPE that kills.
         let ignore: [usize; 4] = [1 /* SIG_IGN */, 0, 0, 0];
-        syscall4(13 /* rt_sigaction */, 13 /* SIGPIPE */, ignore.as_ptr() as usize, 0, 8);
+        // SAFETY: rt_sigaction reads the 4-word `ignore` (handler SIG_IGN,
+        // no flags, no restorer, an empty mask of 8 bytes) and writes
+        // nothing (no old action asked for).
+        unsafe {
+            syscall4(
+                13, /* rt_sigaction */
+                13, /* SIGPIPE */
+                ignore.as_ptr() as usize,
+                0,
+                8,
+            )
+        };
         let mut rest = schema;
         while !rest.is_empty() {
-            let n = syscall4(1 /* write */, 1, rest.as_ptr() as usize, rest.len(), 0);
+            // SAFETY: write reads `rest`, a live slice of the schema.
+            let n = unsafe {
+                syscall4(1 /* write */, 1, rest.as_ptr() as usize, rest.len(), 0)
+            };
             if n == -4 {
                 continue; // EINTR
             }
@@ -170,13 +208,20 @@ mod x86_64 {
             }
             rest = rest.split_at(n as usize).1;
         }
-        syscall4(231 /* exit_group */, 0, 0, 0, 0);
+        // SAFETY: exit_group ends the process; it reads no memory.
+        unsafe {
+            syscall4(231 /* exit_group */, 0, 0, 0, 0)
+        };
     }
 
     #[inline(always)]
     unsafe fn syscall4(nr: usize, a: usize, b: usize, c: usize, d: usize) -> isize {
         let ret: isize;
-        asm!(
+        // SAFETY: the `syscall` instruction with the kernel's registers:
+        // it clobbers rcx and r11 (declared) and touches no stack; what the
+        // call does with memory is the caller's to make sound.
+        unsafe {
+            asm!(
             "syscall",
             inlateout("rax") nr as isize => ret,
             in("rdi") a,
@@ -186,7 +231,8 @@ mod x86_64 {
             lateout("rcx") _,
             lateout("r11") _,
             options(nostack),
-        );
+            );
+        }
         ret
     }
 }
@@ -199,7 +245,7 @@ mod tests {
     /// What the normal path answers for a link of this file name.
     fn normal(name: &str) -> Option<&'static [u8]> {
         let stem = std::path::Path::new(name).file_stem()?.to_string_lossy().into_owned();
-        tools::find(&stem).map(|t| t.schema.as_bytes())
+        tools::find(&stem).map(|t| t.schema().as_bytes())
     }
 
     #[test]
@@ -250,7 +296,7 @@ mod tests {
                 format!("{}.sh", t.command),
             ] {
                 let fast = schema_for(name.as_bytes());
-                assert_eq!(fast, Some(t.schema.as_bytes()), "{name}: a new tool goes in tools!");
+                assert_eq!(fast, Some(t.schema().as_bytes()), "{name}: a new tool goes in tools!");
             }
         }
     }
@@ -276,11 +322,14 @@ mod tests {
             "x/../file_read",
         ] {
             let c = std::ffi::CString::new(path).unwrap();
+            // SAFETY: `c` is a NUL-terminated string that outlives `name`.
             let name = unsafe { super::file_name(c.as_ptr().cast()) };
             let fast = schema_for(name);
             assert!(fast.is_none() || fast == normal(path), "{path:?}");
         }
         let c = std::ffi::CString::new("a/b/file-read-tool.sh").unwrap();
-        assert_eq!(unsafe { super::file_name(c.as_ptr().cast()) }, b"file-read-tool.sh");
+        // SAFETY: `c` is a NUL-terminated string that outlives the slice.
+        let name = unsafe { super::file_name(c.as_ptr().cast()) };
+        assert_eq!(name, b"file-read-tool.sh");
     }
 }
