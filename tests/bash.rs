@@ -1,5 +1,5 @@
-//! The bash tool (docs/SPEC.md, docs/SPEC.md's acceptance checks for bash, docs/TOOLS.md, bash;
-//! docs/SPEC.md, "Output limit").
+//! The bash tool (docs/SPEC.md, its answer, "Output limit" and "Acceptance
+//! checks for bash"; docs/TOOLS.md, bash).
 
 // The harness names its builder method `as_nobody`, which clippy reads as a
 // conversion; allowed here rather than changing the shared harness.

@@ -1,5 +1,5 @@
-//! Every escape class of the docs/CONFINEMENT.md's against
-//! reading and writing beneath a root, each also shown to escape without
+//! Every escape class of docs/CONFINEMENT.md against reading and writing
+//! beneath a root, each also shown to escape without
 //! confinement (so the test can fail), links that stay inside, a root that
 //! is a link, relative paths, and the rename race.
 

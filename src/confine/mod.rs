@@ -1,5 +1,4 @@
-//! Confinement (docs/CONFINEMENT.md): allowed roots the
-//! tools cannot leave.
+//! Confinement (docs/CONFINEMENT.md): allowed roots the tools cannot leave.
 //!
 //! - `roots`: the allowed roots (`IKIGAI_TOOLS_ROOTS`, `mcp --root`), each
 //!   held as a descriptor opened once at start, or passed as one by the MCP

@@ -1,7 +1,7 @@
-//! The mount namespace bash runs in when the kernel allows one (docs/CONFINEMENT.md): Landlock has
-//! no rule for chmod, chown,
-//! extended attributes, ACLs, times or inode flags, so outside the roots
-//! the file system is made read-only instead, as bubblewrap does:
+//! The mount namespace bash runs in when the kernel allows one
+//! (docs/CONFINEMENT.md): Landlock has no rule for chmod, chown, extended
+//! attributes, ACLs, times or inode flags, so outside the roots the file
+//! system is made read-only instead, as bubblewrap does:
 //!
 //! 1. a new user and mount namespace (`unshare`), the caller's uid and gid
 //!    mapped to themselves (`setgroups` denied first, as the kernel asks of
