@@ -20,6 +20,11 @@ Options:
   --dynamic          link the binary dynamically to glibc (by default it is
                      linked statically on glibc Linux: a tool starts in half
                      the time, and hosts start every tool at every start-up)
+  --profile NAME     the tools' profile: seed (the default: exactly the six seed
+                     schemas ikigai hosts know) or full (more parameters, more
+                     fields in the answers): the links then lead to
+                     PREFIX/bin/ikigai-tools-full, a hard link of the binary
+                     whose name makes full its default, with no setting in the host
   --tool-suffix      name the links <tool>-tool (file-read-tool), as current ikigai
                      releases scan for, instead of <tool>
   --shellclaw DIR    also fill the shellclaw tools directory DIR with links named by
@@ -41,6 +46,7 @@ usage_error() {
 takes() {
     case "$1" in
         --binary) echo "a path: $1 PATH" ;;
+        --profile) echo "a profile: $1 seed|full" ;;
         *) echo "a directory: $1 DIR" ;;
     esac
 }
@@ -52,6 +58,7 @@ set_option() {
         --destdir) destdir="$2" ;;
         --binary) binary="$2" ;;
         --shellclaw) shellclaw="$2" ;;
+        --profile) profile="$2" ;;
     esac
 }
 
@@ -61,11 +68,12 @@ binary=""
 dynamic=0
 suffix=""
 shellclaw=""
+profile="seed"
 uninstall=0
 
 while [ $# -gt 0 ]; do
     case "$1" in
-        --prefix|--destdir|--binary|--shellclaw)
+        --prefix|--destdir|--binary|--shellclaw|--profile)
             # The value is the next argument: not missing, not empty, not
             # the next option.
             [ $# -ge 2 ] && [ -n "$2" ] || usage_error "$1 needs $(takes "$1")"
@@ -74,7 +82,7 @@ while [ $# -gt 0 ]; do
             esac
             set_option "$1" "$2"
             shift 2 ;;
-        --prefix=*|--destdir=*|--binary=*|--shellclaw=*)
+        --prefix=*|--destdir=*|--binary=*|--shellclaw=*|--profile=*)
             option="${1%%=*}"
             [ -n "${1#*=}" ] || usage_error "$option needs $(takes "$option")"
             set_option "$option" "${1#*=}"
@@ -87,6 +95,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+case "$profile" in
+    seed|full) ;;
+    *) usage_error "--profile is seed or full, not '$profile'" ;;
+esac
 if [ -z "$prefix" ]; then
     if [ -n "${PREFIX:-}" ]; then
         prefix="$PREFIX"
@@ -105,14 +117,19 @@ root="$destdir$prefix"
 bindir="$root/bin"
 libexec="$root/libexec/ikigai"
 target="$bindir/ikigai-tools"
+# The full profile's name for the same binary (a hard link): a binary run
+# under this name serves the full profile by default.
+full_target="$bindir/ikigai-tools-full"
+# Where the links lead: the binary, under the name of the profile asked for.
+if [ "$profile" = full ]; then link_target="$full_target"; else link_target="$target"; fi
 # The shellclaw directories an install filled, one a line, for --uninstall
 # (hidden: hosts skip hidden files; not executable: never taken for a tool).
 record="$libexec/.shellclaw-dirs"
 
 say() { printf '%s\n' "$*"; }
 
-# What a link to $target says, made in the directory of LINK.
-link_text() { realpath -m --relative-to="$(dirname "$1")" "$target"; }
+# What a link to $2 (default: $link_target) says, made in the directory of LINK $1.
+link_text() { realpath -m --relative-to="$(dirname "$1")" "${2:-$link_target}"; }
 
 # Whether LINK is one of ours: a symbolic link to this install's binary,
 # whether the binary is still there or not (a link left dangling by an
@@ -121,9 +138,11 @@ link_text() { realpath -m --relative-to="$(dirname "$1")" "$target"; }
 # PREFIX/libexec/ikigai (a link to one of the links removed).
 is_ours() {
     [ -L "$1" ] || return 1
-    [ "$(readlink "$1")" = "$(link_text "$1")" ] && return 0
+    for binary_name in "$target" "$full_target"; do
+        [ "$(readlink "$1")" = "$(link_text "$1" "$binary_name")" ] && return 0
+        [ "$(realpath -m -- "$1")" = "$(realpath -m -- "$binary_name")" ] && return 0
+    done
     resolved="$(realpath -m -- "$1")"
-    [ "$resolved" = "$(realpath -m -- "$target")" ] && return 0
     case "$resolved" in
         "$(realpath -m -- "$libexec")"/*) [ ! -e "$1" ] ;;
         *) return 1 ;;
@@ -174,11 +193,13 @@ if [ "$uninstall" -eq 1 ]; then
         rm -f "$record"
     fi
     remove_our_links_in "$libexec"
-    if [ -f "$target" ]; then
-        rm -f "$target"
-        say "removed $target"
-        removed=$((removed + 1))
-    fi
+    for binary_name in "$full_target" "$target"; do
+        if [ -f "$binary_name" ]; then
+            rm -f "$binary_name"
+            say "removed $binary_name"
+            removed=$((removed + 1))
+        fi
+    done
     # Our directory, if nothing else is left in it; PREFIX/bin and
     # PREFIX/libexec may be anybody's, and stay.
     if [ -d "$libexec" ] && rmdir "$libexec" 2>/dev/null; then
@@ -229,7 +250,8 @@ fi
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
 # The tools' command names (file-read), from the binary itself; shellclaw
 # finds a tool by its schema name (file_read).
-tools="$("$binary" --list)" || { echo "install.sh: $binary --list failed" >&2; exit 1; }
+tools="$(IKIGAI_TOOLS_PROFILE="$profile" "$binary" --list)" ||
+    { echo "install.sh: $binary --list failed" >&2; exit 1; }
 shellclaw_tools="$(printf '%s\n' "$tools" | tr - _)"
 
 mkdir -p "$bindir" "$libexec"
@@ -242,6 +264,19 @@ else
     chmod 0755 "$tmp"
     mv -f "$tmp" "$target"
     say "installed $target"
+fi
+if [ "$profile" = full ]; then
+    # The same file under the full profile's name: a hard link, made beside
+    # and renamed over, so that it is never missing nor half there; a copy
+    # where the file system has no hard links.
+    if [ -f "$full_target" ] && [ "$full_target" -ef "$target" ]; then
+        say "unchanged $full_target"
+    else
+        tmp="$bindir/.ikigai-tools-full.install.$$"
+        ln -f "$target" "$tmp" 2>/dev/null || cp "$target" "$tmp"
+        mv -f "$tmp" "$full_target"
+        say "installed $full_target (the full profile)"
+    fi
 fi
 
 status=0
@@ -263,6 +298,12 @@ fi
 if [ "$status" -ne 0 ]; then
     echo "install.sh: not done: some links could not be made (see above)" >&2
     exit "$status"
+fi
+if [ "$profile" = seed ] && [ -f "$full_target" ]; then
+    # Back to the seed profile: the links lead to ikigai-tools again, and
+    # the full profile's name goes.
+    rm -f "$full_target"
+    say "removed $full_target"
 fi
 say "done; try: echo '{\"command\":\"echo hello\"}' | $libexec/bash$suffix"
 # The suite by name (ikigai-tools mcp, ikigai-tools catalog) needs

@@ -13,13 +13,14 @@
 //! - how long a change waits for another change of the same file:
 //!   `IKIGAI_TOOLS_LOCK_WAIT` (docs/TOOLS.md, `fs::lock`).
 //!
-//! Which schema a host is shown is the table's business (`tools::Tool::schema`),
-//! not a call's: a call runs the same whatever it was described as.
+//! - the profile (`crate::profile`): which parameters the call may use and
+//!   which fields its answer carries.
 
 use std::time::Duration;
 
 use crate::confine::{Roots, NETWORK_VAR};
 use crate::error::ToolError;
+use crate::profile::Profile;
 
 const MAX_OUTPUT_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
 pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
@@ -64,13 +65,16 @@ pub struct Context {
     pub network: bool,
     /// How long a change waits for the lock on the file it changes.
     pub lock_wait: Duration,
+    /// The profile the call is served in: the full profile's parameters
+    /// and answer fields exist only there (docs/SPEC.md, "Profiles").
+    pub profile: Profile,
 }
 
 impl Context {
     /// The context of a call in `dialect` of the tool called by `name` (the
     /// file name of `argv[0]`, or the tool named after `ikigai-tools`), from
     /// this process's environment.
-    pub fn from_env(name: &str, dialect: Dialect) -> Context {
+    pub fn from_env(name: &str, dialect: Dialect, profile: Profile) -> Context {
         Context {
             dialect,
             max_output: max_output(name),
@@ -79,6 +83,7 @@ impl Context {
             roots: Roots::from_env().map_err(|e| ToolError::PermissionDenied(e.message())),
             network: std::env::var_os(NETWORK_VAR).is_some_and(|v| v == "on"),
             lock_wait: parse_lock_wait(std::env::var(LOCK_WAIT_VAR).ok().as_deref()),
+            profile,
         }
     }
 

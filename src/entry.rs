@@ -31,12 +31,13 @@
 //! it leaves the run to the normal path.
 
 /// The schema a link named `name` (its file name: no `/`) answers with
-/// `--schema`, when it is a tool's: the name up to its first `.`, `-` read
-/// as `_`, without one `_tool` suffix, is a tool's schema name
-/// (`tools::normalize_name`). `None` for anything else, including the names
-/// the normal path would refuse (empty, starting with `.`).
+/// `--schema` in the full profile (`full`) or the seed's, when it is a
+/// tool's: the name up to its first `.`, `-` read as `_`, without one
+/// `_tool` suffix, is a tool's schema name (`tools::normalize_name`). `None`
+/// for anything else, including the names the normal path would refuse
+/// (empty, starting with `.`).
 #[inline(always)]
-fn schema_for(name: &[u8]) -> Option<&'static [u8]> {
+fn schema_for(name: &[u8], full: bool) -> Option<&'static [u8]> {
     // Path::file_stem and normalize_name agree with "up to the first dot"
     // only for a name that does not start with one.
     if name.first().is_none_or(|&b| b == b'.') {
@@ -54,7 +55,11 @@ fn schema_for(name: &[u8]) -> Option<&'static [u8]> {
         ($($tool:literal),* $(,)?) => {
             $(
                 if same(stem, $tool.as_bytes()) {
-                    return Some(include_bytes!(concat!("tools/", $tool, ".schema.json")));
+                    return Some(if full {
+                        include_bytes!(concat!("tools/", $tool, ".full.schema.json"))
+                    } else {
+                        include_bytes!(concat!("tools/", $tool, ".schema.json"))
+                    });
                 }
             )*
         };
@@ -64,6 +69,63 @@ fn schema_for(name: &[u8]) -> Option<&'static [u8]> {
 }
 
 const SUFFIX: &[u8] = b"_tool";
+
+/// What `crate::profile` reads, as bytes: the variable's `NAME=`, its two
+/// values, and the executable name whose default is the full profile.
+const PROFILE_ASSIGNMENT: &[u8] = b"IKIGAI_TOOLS_PROFILE=";
+const FULL: &[u8] = b"full";
+const SEED: &[u8] = b"seed";
+const FULL_BINARY: &[u8] = b"ikigai-tools-full";
+
+/// The profile `IKIGAI_TOOLS_PROFILE` names in the environment `envp`
+/// (NULL-terminated): `Some(true)` for full, `Some(false)` for seed, `None`
+/// when it is not set or names neither (then the executable decides, as in
+/// `Profile::from_env`). The first assignment counts, as `getenv`'s.
+///
+/// # Safety
+/// `envp` points at a NULL-terminated array of NUL-terminated strings.
+#[inline(always)]
+unsafe fn profile_in(envp: *const *const u8) -> Option<bool> {
+    // SAFETY: the array ends with NULL and each entry with NUL (the
+    // caller's promise); `after_prefix` stops at the first byte that
+    // differs, the NUL included.
+    unsafe {
+        let mut entry = envp;
+        while !(*entry).is_null() {
+            if let Some(value) = after_prefix(*entry, PROFILE_ASSIGNMENT) {
+                return if is_flag(value, FULL) {
+                    Some(true)
+                } else if is_flag(value, SEED) {
+                    Some(false)
+                } else {
+                    None
+                };
+            }
+            entry = entry.add(1);
+        }
+        None
+    }
+}
+
+/// What follows `prefix` in the NUL-terminated `s`, if `s` starts with it.
+///
+/// # Safety
+/// `s` points at a NUL-terminated string.
+#[inline(always)]
+unsafe fn after_prefix(s: *const u8, prefix: &[u8]) -> Option<*const u8> {
+    // SAFETY: as `is_flag`: the walk stops at the first byte that differs,
+    // the terminating NUL included.
+    unsafe {
+        let mut p = s;
+        for &b in prefix {
+            if *p != b {
+                return None;
+            }
+            p = p.add(1);
+        }
+        Some(p)
+    }
+}
 
 /// Whether `name` is `tool` with `-` read as `_`, compared a byte at a time
 /// (a slice comparison may become a call to glibc's `bcmp`).
@@ -159,12 +221,13 @@ mod x86_64 {
         // and `argc` pointers to NUL-terminated strings after it (System V
         // ABI, x86-64): with `argc` 2, `argv[0]` and `argv[1]` are both
         // there, and live for the whole process.
-        let (argv0, argv1) = unsafe {
+        // After argv's NULL comes the environment, NULL-terminated too.
+        let (argv0, argv1, envp) = unsafe {
             let argv = sp.add(1) as *const *const u8;
             if *sp != 2 {
                 return;
             }
-            (*argv, *argv.add(1))
+            (*argv, *argv.add(1), argv.add(3))
         };
         // SAFETY: both are NUL-terminated strings of the process (above).
         let (schema_flag, name) = unsafe {
@@ -176,7 +239,15 @@ mod x86_64 {
         if !schema_flag {
             return;
         }
-        let Some(schema) = super::schema_for(name) else {
+        // SAFETY: `envp` is the process's environment (above).
+        let full = match unsafe { super::profile_in(envp) } {
+            Some(full) => full,
+            None => match executable_is_full() {
+                Some(full) => full,
+                None => return,
+            },
+        };
+        let Some(schema) = super::schema_for(name, full) else {
             return;
         };
         // As Rust's runtime does: a reader that went away is an EPIPE to
@@ -214,6 +285,39 @@ mod x86_64 {
         };
     }
 
+    /// Whether this executable is `ikigai-tools-full` (`Profile::from_env`'s
+    /// default): `None` when its name is too long to tell here.
+    #[inline(always)]
+    fn executable_is_full() -> Option<bool> {
+        const EXE: &[u8] = b"/proc/self/exe\0";
+        let mut buf = core::mem::MaybeUninit::<[u8; 512]>::uninit();
+        // SAFETY: readlink reads the NUL-terminated EXE and writes at most
+        // 512 bytes into `buf`, which holds them.
+        let n = unsafe {
+            syscall4(
+                89, /* readlink */
+                EXE.as_ptr() as usize,
+                buf.as_mut_ptr() as usize,
+                512,
+                0,
+            )
+        };
+        if n < 0 {
+            return Some(false); // as Profile::from_env: unreadable is seed
+        }
+        if n as usize >= 512 {
+            return None; // perhaps cut: the normal path reads it whole
+        }
+        // SAFETY: readlink wrote the first `n` bytes of `buf`.
+        let path = unsafe { core::slice::from_raw_parts(buf.as_ptr() as *const u8, n as usize) };
+        let start = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+        let (_, name) = path.split_at(start);
+        Some(
+            name.len() == super::FULL_BINARY.len()
+                && name.iter().zip(super::FULL_BINARY).all(|(a, b)| a == b),
+        )
+    }
+
     #[inline(always)]
     unsafe fn syscall4(nr: usize, a: usize, b: usize, c: usize, d: usize) -> isize {
         let ret: isize;
@@ -240,12 +344,13 @@ mod x86_64 {
 #[cfg(test)]
 mod tests {
     use super::schema_for;
+    use ikigai_tools::profile::Profile;
     use ikigai_tools::tools;
 
     /// What the normal path answers for a link of this file name.
-    fn normal(name: &str) -> Option<&'static [u8]> {
+    fn normal(name: &str, profile: Profile) -> Option<&'static [u8]> {
         let stem = std::path::Path::new(name).file_stem()?.to_string_lossy().into_owned();
-        tools::find(&stem).map(|t| t.schema().as_bytes())
+        tools::find(&stem).map(|t| t.schema(profile).as_bytes())
     }
 
     #[test]
@@ -283,8 +388,10 @@ mod tests {
         for name in &names {
             // The fast path may leave a run to the normal path, never answer
             // differently.
-            let fast = schema_for(name.as_bytes());
-            assert!(fast.is_none() || fast == normal(name), "{name:?}");
+            for profile in [Profile::Seed, Profile::Full] {
+                let fast = schema_for(name.as_bytes(), profile.is_full());
+                assert!(fast.is_none() || fast == normal(name, profile), "{name:?}");
+            }
         }
         // And it answers every spelling a host uses.
         for t in &tools::TOOLS {
@@ -295,8 +402,11 @@ mod tests {
                 format!("{}_tool", t.name),
                 format!("{}.sh", t.command),
             ] {
-                let fast = schema_for(name.as_bytes());
-                assert_eq!(fast, Some(t.schema().as_bytes()), "{name}: a new tool goes in tools!");
+                for profile in [Profile::Seed, Profile::Full] {
+                    let fast = schema_for(name.as_bytes(), profile.is_full());
+                    let normal = Some(t.schema(profile).as_bytes());
+                    assert_eq!(fast, normal, "{name}: a new tool goes in tools!");
+                }
             }
         }
     }
@@ -324,8 +434,8 @@ mod tests {
             let c = std::ffi::CString::new(path).unwrap();
             // SAFETY: `c` is a NUL-terminated string that outlives `name`.
             let name = unsafe { super::file_name(c.as_ptr().cast()) };
-            let fast = schema_for(name);
-            assert!(fast.is_none() || fast == normal(path), "{path:?}");
+            let fast = schema_for(name, false);
+            assert!(fast.is_none() || fast == normal(path, Profile::Seed), "{path:?}");
         }
         let c = std::ffi::CString::new("a/b/file-read-tool.sh").unwrap();
         // SAFETY: `c` is a NUL-terminated string that outlives the slice.

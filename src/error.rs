@@ -36,6 +36,10 @@ pub enum ToolError {
     NotFound,
     /// file_edit: `old_string` occurs this many times and `replace_all` is off.
     NotUnique(usize),
+    /// file_write and file_edit (full profile): the file's content is not
+    /// the version `expected_sha256` names: it changed since it was read.
+    /// Nothing was written.
+    Stale(String),
     /// A buffer the file needs could not be had: the file is too large
     /// for the memory the process may use. (`OUT_OF_MEMORY`, docs/SPEC.md's
     /// description of the code as its message.)
@@ -61,6 +65,7 @@ impl ToolError {
             }
             ToolError::NotFound => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
+            ToolError::Stale(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
         }
     }
@@ -289,6 +294,11 @@ impl fmt::Display for ToolError {
             ToolError::NotUnique(n) => {
                 write!(f, "String found {n} times, use replace_all to replace all")
             }
+            ToolError::Stale(p) => write!(
+                f,
+                "File changed since it was read: {p} (its sha256 is not expected_sha256; read it \
+                 again, nothing was written)"
+            ),
             ToolError::AllocationFailed => f.write_str("Memory allocation failed"),
         }
     }
@@ -318,6 +328,12 @@ mod tests {
                 ToolError::GlobTooLarge("pattern is 9000 bytes long".into()),
                 "INVALID_PATTERN",
                 "Invalid glob pattern: pattern is 9000 bytes long",
+            ),
+            (
+                ToolError::Stale("a.txt".into()),
+                "STALE",
+                "File changed since it was read: a.txt (its sha256 is not expected_sha256; read \
+                 it again, nothing was written)",
             ),
             (
                 ToolError::SizeFailed("/dev/zero".into()),

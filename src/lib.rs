@@ -19,6 +19,7 @@ mod mcp;
 mod memory;
 mod print;
 mod process;
+pub mod profile;
 mod protocol;
 pub mod tools;
 

@@ -6,6 +6,7 @@
 use clap::{Arg, ArgAction, Command};
 
 use super::{host, BIN_NAME};
+use crate::profile::Profile;
 use crate::tools::{self, Tool};
 
 /// The argument ids of a tool's command.
@@ -17,10 +18,10 @@ pub const ARGS: &str = "ARGS";
 pub const LIST: &str = "list";
 
 /// A tool's command (its help adds the parameters: `help::tool_help`).
-pub(crate) fn tool_command(tool: &'static Tool) -> Command {
+pub(crate) fn tool_command(tool: &'static Tool, profile: Profile) -> Command {
     Command::new(tool.command)
         .aliases(tool.aliases())
-        .about(tool.description())
+        .about(tool.description(profile))
         .arg(
             Arg::new(SCHEMA)
                 .long("schema")
@@ -43,12 +44,12 @@ pub(crate) fn tool_command(tool: &'static Tool) -> Command {
         )
 }
 
-fn tool_commands() -> impl Iterator<Item = Command> {
-    tools::TOOLS.iter().map(tool_command)
+fn tool_commands(profile: Profile) -> impl Iterator<Item = Command> {
+    tools::TOOLS.iter().map(move |tool| tool_command(tool, profile))
 }
 
 /// The `ikigai-tools` applet: the tools as subcommands, and the host side.
-pub fn suite_command() -> Command {
+pub fn suite_command(profile: Profile) -> Command {
     Command::new(BIN_NAME)
         .version(env!("CARGO_PKG_VERSION"))
         .about("The tools a language model uses to act on a machine, as one binary")
@@ -61,7 +62,7 @@ pub fn suite_command() -> Command {
                 .help("Print the tools' command names, one per line (the links install.sh makes)"),
         )
         .args_conflicts_with_subcommands(true)
-        .subcommands(tool_commands())
+        .subcommands(tool_commands(profile))
         .subcommands(host::commands())
 }
 
@@ -77,15 +78,23 @@ pub(crate) fn suite_after_help() -> String {
     )
 }
 
-/// The whole command tree in multicall mode.
-pub fn command() -> Command {
-    Command::new(BIN_NAME).multicall(true).subcommand(suite_command()).subcommands(tool_commands())
+/// The whole command tree in multicall mode, the tools described as
+/// `profile` describes them.
+pub fn command(profile: Profile) -> Command {
+    Command::new(BIN_NAME)
+        .multicall(true)
+        .subcommand(suite_command(profile))
+        .subcommands(tool_commands(profile))
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Profile;
+
     #[test]
     fn the_command_tree_is_well_formed() {
-        super::command().debug_assert();
+        for profile in [Profile::Seed, Profile::Full] {
+            super::command(profile).debug_assert();
+        }
     }
 }

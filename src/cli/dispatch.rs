@@ -11,6 +11,7 @@ use super::help;
 use super::report::{echo, one_line_panics, print, print_error, unknown_tool};
 use super::{host, ExitCode, BIN_NAME};
 use crate::context::{Context, Dialect};
+use crate::profile::Profile;
 use crate::protocol::{self, Args};
 use crate::tools::{self, Tool};
 
@@ -18,25 +19,26 @@ use crate::tools::{self, Tool};
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     let argv: Vec<OsString> = argv.into_iter().collect();
     if let Some(tool) = schema_request(&argv) {
-        return print_schema(tool);
+        return print_schema(tool, Profile::from_env());
     }
-    let matches = match app::command().try_get_matches_from(&argv) {
+    let profile = Profile::from_env();
+    let matches = match app::command(profile).try_get_matches_from(&argv) {
         Ok(m) => m,
-        Err(e) => return clap_error(e, &argv),
+        Err(e) => return clap_error(e, &argv, profile),
     };
     let Some((applet, sub)) = matches.subcommand() else {
         return unknown(&applet_name(&argv));
     };
     if applet != BIN_NAME {
-        return run_tool(applet, sub, &argv);
+        return run_tool(applet, sub, &argv, profile);
     }
     match sub.subcommand() {
         Some((name, m)) if host::is_host_command(name) => host::run(name, m),
-        Some((name, m)) => run_tool(name, m, &argv),
+        Some((name, m)) => run_tool(name, m, &argv, profile),
         None if sub.get_flag(LIST) => print_list(),
         None => {
             // `ikigai-tools` alone: usage on stdout, as --help.
-            print(&help::suite_help());
+            print(&help::suite_help(profile));
             ExitCode::Success
         }
     }
@@ -45,12 +47,12 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
 /// One call of a tool: arguments from `$1` (shellclaw) or stdin (ikigai),
 /// one JSON object out. The call's context is read here, once, and handed
 /// to the tool.
-fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString]) -> ExitCode {
+fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> ExitCode {
     let Some(tool) = tools::find(name) else {
         return unknown(name);
     };
     if m.get_flag(SCHEMA) || m.get_flag(DESCRIBE) {
-        return print_schema(tool);
+        return print_schema(tool, profile);
     }
     // The process-wide signal settings of a tool run (a stop signal removes
     // a write's temporary file), before it reads its arguments. Not for the
@@ -63,7 +65,7 @@ fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString]) -> ExitCode {
     };
     // The default output limit depends on the name the tool was called by
     // (65,535 under ikigai's `-tool` names), which clap does not keep.
-    let context = Context::from_env(&applet_name(argv), dialect);
+    let context = Context::from_env(&applet_name(argv), dialect, profile);
     let outcome =
         raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| (tool.run)(&args, &context));
     let ending = protocol::finish(&outcome, &context);
@@ -85,8 +87,9 @@ fn schema_request(argv: &[OsString]) -> Option<&'static Tool> {
     }
 }
 
-fn print_schema(tool: &Tool) -> ExitCode {
-    print(tool.schema());
+/// The schema of the profile in force (`crate::profile`).
+fn print_schema(tool: &Tool, profile: Profile) -> ExitCode {
+    print(tool.schema(profile));
     ExitCode::Success
 }
 
@@ -119,12 +122,12 @@ fn unknown(name: &str) -> ExitCode {
     ExitCode::UsageError
 }
 
-fn clap_error(e: clap::Error, argv: &[OsString]) -> ExitCode {
+fn clap_error(e: clap::Error, argv: &[OsString], profile: Profile) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp => {
             // A tool's help lists its parameters; the suite's, the environment.
             match help::topic(argv) {
-                Some(topic) => print(&help::render(&topic)),
+                Some(topic) => print(&help::render(&topic, profile)),
                 None => {
                     let _ = e.print();
                 }

@@ -19,6 +19,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{app, host, BIN_NAME};
+use crate::profile::Profile;
 use crate::tools::{self, Tool};
 
 /// An environment variable, and whom it concerns.
@@ -55,6 +56,14 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         host: false,
         text: "The open descriptors of those roots, which `ikigai-tools mcp` passes to its \
                calls (not set by hand)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_PROFILE",
+        tools: &[],
+        host: false,
+        text: "`full` for the full profile's parameters and answers, `seed` for exactly the \
+               six seed schemas (default: seed; full when the binary is ikigai-tools-full, \
+               as install.sh --profile full installs it)",
     },
     EnvVar {
         name: "IKIGAI_TOOLS_NETWORK",
@@ -158,36 +167,36 @@ fn stem(arg: &OsString) -> String {
 }
 
 /// The help of `topic`.
-pub fn render(topic: &Topic) -> String {
+pub fn render(topic: &Topic, profile: Profile) -> String {
     match topic {
-        Topic::Tool(tool, name) => tool_help(tool, name),
-        Topic::Suite => suite_help(),
+        Topic::Tool(tool, name) => tool_help(tool, name, profile),
+        Topic::Suite => suite_help(profile),
     }
 }
 
-/// A tool's help, its usage line naming it `name`.
-pub fn tool_help(tool: &'static Tool, name: &str) -> String {
+/// A tool's help in `profile`, its usage line naming it `name`.
+pub fn tool_help(tool: &'static Tool, name: &str, profile: Profile) -> String {
     let more = format!(
         "{}\n\n{}\n\nExamples:\n  echo '{example}' | {name}    (ikigai: the object on stdin)\n  \
          {name} '{example}'    (shellclaw: the object as the one argument)\n\n\
          The answer is one JSON object on stdout; an error is \
          {{\"error\":\"...\",\"error_code\":\"...\"}}.",
-        parameters(tool),
+        parameters(tool, profile),
         environment(Some(tool)),
         example = example(tool),
     );
-    app::tool_command(tool).bin_name(name).after_help(more).render_help().to_string()
+    app::tool_command(tool, profile).bin_name(name).after_help(more).render_help().to_string()
 }
 
 /// The suite's help: clap's, and every environment variable.
-pub fn suite_help() -> String {
+pub fn suite_help(profile: Profile) -> String {
     let more = format!("{}\n\n{}", app::suite_after_help(), environment(None));
-    app::suite_command().after_help(more).render_help().to_string()
+    app::suite_command(profile).after_help(more).render_help().to_string()
 }
 
 /// The parameters of the tool's JSON argument object, from its schema.
-fn parameters(tool: &Tool) -> String {
-    let schema: Value = serde_json::from_str(tool.schema()).unwrap_or_default();
+fn parameters(tool: &Tool, profile: Profile) -> String {
+    let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap_or_default();
     let params = &schema["parameters"];
     let required: Vec<&str> = params["required"]
         .as_array()
@@ -351,18 +360,24 @@ mod tests {
 
     #[test]
     fn a_tool_help_lists_every_parameter_and_its_variables() {
-        for tool in &tools::TOOLS {
-            let help = tool_help(tool, tool.command);
-            let schema: Value = serde_json::from_str(tool.schema()).unwrap();
+        for (tool, profile) in
+            tools::TOOLS.iter().flat_map(|t| [(t, Profile::Seed), (t, Profile::Full)])
+        {
+            let help = tool_help(tool, tool.command, profile);
+            let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap();
+            // A long description wraps onto the lines below its row.
+            let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let flowing = words(&help);
+            let required = schema["parameters"]["required"].as_array().unwrap();
             for (name, p) in schema["parameters"]["properties"].as_object().unwrap() {
-                let described = p["description"].as_str().unwrap();
-                assert!(
-                    help.lines().any(|l| l.trim_start().starts_with(name.as_str())
-                        && l.contains(p["type"].as_str().unwrap())
-                        && l.ends_with(described)),
-                    "{}: {name} in\n{help}",
-                    tool.name
-                );
+                let kind = p["type"].as_str().unwrap();
+                let kind = if required.iter().any(|r| r == name) {
+                    format!("{kind}, required")
+                } else {
+                    kind.to_owned()
+                };
+                let row = format!("{name} {kind} {}", words(p["description"].as_str().unwrap()));
+                assert!(flowing.contains(&row), "{}: {row:?} in\n{help}", tool.name);
             }
             assert!(help.contains("IKIGAI_TOOLS_MAX_OUTPUT"), "{help}");
             assert_eq!(help.contains("IKIGAI_TOOLS_NETWORK"), tool.name == "bash");
@@ -376,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_suite_help_names_every_variable() {
-        let help = suite_help();
+        let help = suite_help(Profile::Seed);
         for var in ENVIRONMENT {
             assert!(help.contains(var.name), "{}", var.name);
         }

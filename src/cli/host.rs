@@ -18,6 +18,7 @@ use super::report::{print, print_command_error, print_error, unknown_tool};
 use super::ExitCode;
 use crate::host::discover::{self, Discovery, Source};
 use crate::host::{call, check, translate, validate, Envelope, Provider, Registry, CALL_TIMEOUT};
+use crate::profile::{Profile, PROFILE_VAR};
 
 const CATALOG: &str = "catalog";
 const CHECK: &str = "check";
@@ -70,18 +71,37 @@ fn mcp_command() -> Command {
                      these when it offers them",
                 ),
         )
+        .arg(
+            Arg::new("profile")
+                .long("profile")
+                .value_name("PROFILE")
+                .value_parser(["full", "seed"])
+                .help(
+                    "The tools' profile: full (the default here: every seed parameter and more) \
+                     or seed (exactly the six seed schemas); else IKIGAI_TOOLS_PROFILE",
+                ),
+        )
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
     match crate::mcp::roots_from_command_line(&paths) {
-        Ok(roots) => ExitCode::from(crate::mcp::run(roots)),
+        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m))),
         Err(e) => {
             print_command_error(MCP, e);
             ExitCode::UsageError
         }
     }
+}
+
+/// The MCP server's profile: `--profile`, else `IKIGAI_TOOLS_PROFILE`, else
+/// full (MCP hosts read each parameter's description and are not tied to
+/// the seed schemas).
+fn mcp_profile(m: &ArgMatches) -> Profile {
+    let named = m.get_one::<String>("profile").map(String::as_str);
+    let env = std::env::var(PROFILE_VAR).ok();
+    named.or(env.as_deref()).and_then(Profile::parse).unwrap_or(Profile::Full)
 }
 
 fn default_dirs_arg() -> Arg {

@@ -2,6 +2,7 @@
 
 pub mod append_only;
 pub mod atomic_write;
+pub mod digest;
 pub mod lock;
 pub mod open;
 pub mod pattern;

@@ -142,9 +142,11 @@ pub fn discover(sources: &[Source]) -> Discovery {
         let mut batch: Vec<(Origin, Result<validate::Schema, Rejection>)> = Vec::new();
         match source {
             Source::BuiltIn => {
+                // As Registry::builtin: the profile the tools will run in.
+                let profile = crate::profile::Profile::from_env();
                 for tool in &crate::tools::TOOLS {
-                    let schema =
-                        validate::validate(tool.schema().as_bytes()).map_err(Rejection::Invalid);
+                    let schema = validate::validate(tool.schema(profile).as_bytes())
+                        .map_err(Rejection::Invalid);
                     batch.push((Origin::BuiltIn(tool), schema));
                 }
             }

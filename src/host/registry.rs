@@ -95,11 +95,13 @@ impl Registry {
         Registry::default()
     }
 
-    /// The six tools of this binary.
+    /// The tools of this binary, as the profile in force describes them:
+    /// the one they run in, since they inherit this process's environment.
     pub fn builtin() -> Registry {
         let mut registry = Registry::new();
+        let profile = crate::profile::Profile::from_env();
         for tool in &tools::TOOLS {
-            if let Ok(schema) = super::validate::validate(tool.schema().as_bytes()) {
+            if let Ok(schema) = super::validate::validate(tool.schema(profile).as_bytes()) {
                 registry.insert(Tool { schema, origin: Origin::BuiltIn(tool) });
             }
         }

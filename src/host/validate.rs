@@ -491,7 +491,9 @@ mod tests {
     #[test]
     fn the_six_built_in_schemas_pass() {
         for tool in &crate::tools::TOOLS {
-            assert!(validate(tool.schema().as_bytes()).is_ok(), "{}", tool.name);
+            for profile in [crate::profile::Profile::Seed, crate::profile::Profile::Full] {
+                assert!(validate(tool.schema(profile).as_bytes()).is_ok(), "{}", tool.name);
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::roots::Allowed;
 use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
+use crate::profile::{Profile, PROFILE_VAR};
 use crate::tools::Tool;
 
 /// What the child left behind.
@@ -43,10 +44,12 @@ pub enum Ended {
     Stopped,
 }
 
-/// What every call shares: the server's shutdown, and the number of calls
-/// running, so that the shutdown can wait for their processes to be gone.
+/// What every call shares: the server's profile, its shutdown, and the
+/// number of calls running, so that the shutdown can wait for their
+/// processes to be gone.
 #[derive(Clone)]
 pub struct Calls {
+    profile: Profile,
     shutdown: CancellationToken,
     running: Arc<watch::Sender<usize>>,
 }
@@ -68,8 +71,13 @@ impl Drop for Running {
 }
 
 impl Calls {
-    pub fn new() -> Calls {
-        Calls { shutdown: CancellationToken::new(), running: Arc::new(watch::Sender::new(0)) }
+    /// The calls of a server that serves `profile`.
+    pub fn new(profile: Profile) -> Calls {
+        Calls {
+            profile,
+            shutdown: CancellationToken::new(),
+            running: Arc::new(watch::Sender::new(0)),
+        }
     }
 
     /// Stops every running call (as a cancellation does) and waits, at most
@@ -98,7 +106,7 @@ impl Calls {
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }
-        let mut child = spawn_in_own_group(tool, roots)?;
+        let mut child = spawn_in_own_group(tool, self.profile, roots)?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -138,12 +146,14 @@ impl Calls {
 /// per call here and broke the speed target. The server stops its calls
 /// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; only a SIGKILL of
 /// the server leaves them to run to their end.
-fn spawn_in_own_group(tool: &Tool, roots: Option<&Allowed>) -> io::Result<Child> {
+fn spawn_in_own_group(tool: &Tool, profile: Profile, roots: Option<&Allowed>) -> io::Result<Child> {
     let mut command = Command::new("/proc/self/exe");
     command
         // argv[0] picks the tool, as a link in libexec/ikigai does; the
         // plain name keeps the command line's default output limit.
         .arg0(tool.command)
+        // The call runs in the profile the server lists its tools in.
+        .env(PROFILE_VAR, profile.name())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

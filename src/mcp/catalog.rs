@@ -9,14 +9,15 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
 
+use crate::profile::Profile;
 use crate::tools::{Hints, Tool, TOOLS};
 
-/// The listing of one tool.
-pub fn describe(tool: &Tool) -> McpTool {
-    let schema: Value = serde_json::from_str(tool.schema()).unwrap_or(Value::Null);
+/// The listing of one tool in `profile`.
+pub fn describe(tool: &Tool, profile: Profile) -> McpTool {
+    let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap_or(Value::Null);
     let parameters: JsonObject =
         schema.get("parameters").and_then(Value::as_object).cloned().unwrap_or_default();
-    McpTool::new(tool.name, tool.description(), Arc::new(parameters))
+    McpTool::new(tool.name, tool.description(profile), Arc::new(parameters))
         .with_title(tool.title)
         .with_annotations(annotations(tool.hints))
 }
@@ -36,9 +37,9 @@ fn annotations(hints: Hints) -> ToolAnnotations {
     annotations
 }
 
-/// The listings of all six, in the table's order.
-pub fn all() -> Vec<McpTool> {
-    TOOLS.iter().map(describe).collect()
+/// The listings of the tools of `profile`, in the table's order.
+pub fn all(profile: Profile) -> Vec<McpTool> {
+    TOOLS.iter().map(|tool| describe(tool, profile)).collect()
 }
 
 /// The tool a `tools/call` names: the schema name exactly, as listed.
@@ -52,9 +53,9 @@ mod tests {
 
     #[test]
     fn every_tool_lists_its_schema_parameters_and_hints() {
-        for tool in &TOOLS {
-            let listed = serde_json::to_value(describe(tool)).unwrap();
-            let schema: Value = serde_json::from_str(tool.schema()).unwrap();
+        for (tool, profile) in TOOLS.iter().flat_map(|t| [(t, Profile::Seed), (t, Profile::Full)]) {
+            let listed = serde_json::to_value(describe(tool, profile)).unwrap();
+            let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap();
             assert_eq!(listed["name"], tool.name);
             assert_eq!(listed["description"], schema["description"]);
             assert_eq!(listed["inputSchema"], schema["parameters"]);

@@ -18,6 +18,7 @@ mod transport;
 
 use rmcp::ServiceExt;
 
+use crate::profile::Profile;
 use call::Calls;
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, Confinement};
@@ -46,8 +47,8 @@ pub enum Ending {
 
 /// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
 /// command line says (see [`roots_from_command_line`]) until the client
-/// names its own roots.
-pub fn run(command_line_roots: Confinement) -> Ending {
+/// names its own roots, the tools of `profile` listed and run.
+pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -55,16 +56,16 @@ pub fn run(command_line_roots: Confinement) -> Ending {
             return Ending::Failed;
         }
     };
-    let code = runtime.block_on(serve(command_line_roots));
+    let code = runtime.block_on(serve(command_line_roots, profile));
     // A read of stdin may still sit in tokio's blocking pool: do not wait.
     runtime.shutdown_background();
     code
 }
 
-async fn serve(command_line_roots: Confinement) -> Ending {
-    let calls = Calls::new();
+async fn serve(command_line_roots: Confinement, profile: Profile) -> Ending {
+    let calls = Calls::new(profile);
     let (transport, stdin_closed) = StdioLines::new();
-    let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots))
+    let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots), profile)
         .serve(transport)
         .await
     {

@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 use super::call::{describe_exit, Calls, Ended, Finished};
 use super::roots::{self, Confinement, SessionRoots};
 use super::{catalog, tell, text};
+use crate::profile::Profile;
 
 /// How often a running call reports progress, when the request asks.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -30,11 +31,13 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 pub struct Server {
     calls: Calls,
     roots: SessionRoots,
+    /// The profile whose tools are listed (and run: `Calls` hands it on).
+    profile: Profile,
 }
 
 impl Server {
-    pub fn new(calls: Calls, roots: SessionRoots) -> Server {
-        Server { calls, roots }
+    pub fn new(calls: Calls, roots: SessionRoots, profile: Profile) -> Server {
+        Server { calls, roots, profile }
     }
 }
 
@@ -65,7 +68,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(catalog::all()))
+        Ok(ListToolsResult::with_all_items(catalog::all(self.profile)))
     }
 
     async fn on_custom_request(

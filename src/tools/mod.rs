@@ -6,6 +6,7 @@
 //! host commands and the tests read this table and nothing else.
 
 use crate::context::Context;
+use crate::profile::Profile;
 use crate::protocol::{Args, Outcome};
 
 mod bash;
@@ -29,13 +30,15 @@ pub struct Tool {
     pub(crate) run: fn(&Args, &Context) -> Outcome,
 }
 
-/// A tool's schema texts, one a profile: today only docs/SPEC.md's. A profile
-/// of fuller schemas joins as a field beside `seed`, and [`Tool::schema`]
-/// chooses among them.
+/// A tool's schema texts, one a profile (docs/SPEC.md, "Profiles");
+/// [`Tool::schema`] chooses among them.
 pub struct Schemas {
-    /// The `--schema` text, exactly as docs/SPEC.md prints it (with a final
-    /// newline).
+    /// The `--schema` text of the seed profile, exactly as docs/SPEC.md
+    /// prints it (with a final newline).
     pub seed: &'static str,
+    /// The full profile's: every seed parameter, with the same meaning, and
+    /// optional ones beside them.
+    pub full: &'static str,
 }
 
 /// What a host may assume about a tool before calling it, to decide what
@@ -64,7 +67,10 @@ pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "bash",
         command: "bash",
-        schemas: Schemas { seed: include_str!("bash.schema.json") },
+        schemas: Schemas {
+            seed: include_str!("bash.schema.json"),
+            full: include_str!("bash.full.schema.json"),
+        },
         title: "Run a shell command",
         hints: ANYTHING,
         run: bash::run,
@@ -72,7 +78,10 @@ pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "file_read",
         command: "file-read",
-        schemas: Schemas { seed: include_str!("file_read.schema.json") },
+        schemas: Schemas {
+            seed: include_str!("file_read.schema.json"),
+            full: include_str!("file_read.full.schema.json"),
+        },
         title: "Read a file",
         hints: READS,
         run: file_read::run,
@@ -80,7 +89,10 @@ pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "file_write",
         command: "file-write",
-        schemas: Schemas { seed: include_str!("file_write.schema.json") },
+        schemas: Schemas {
+            seed: include_str!("file_write.schema.json"),
+            full: include_str!("file_write.full.schema.json"),
+        },
         title: "Write a file",
         hints: WRITES,
         run: file_write::run,
@@ -88,7 +100,10 @@ pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "file_edit",
         command: "file-edit",
-        schemas: Schemas { seed: include_str!("file_edit.schema.json") },
+        schemas: Schemas {
+            seed: include_str!("file_edit.schema.json"),
+            full: include_str!("file_edit.full.schema.json"),
+        },
         title: "Edit a file",
         hints: WRITES,
         run: file_edit::run,
@@ -96,7 +111,10 @@ pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "glob",
         command: "glob",
-        schemas: Schemas { seed: include_str!("glob.schema.json") },
+        schemas: Schemas {
+            seed: include_str!("glob.schema.json"),
+            full: include_str!("glob.full.schema.json"),
+        },
         title: "Find files by pattern",
         hints: READS,
         run: glob::run,
@@ -104,7 +122,10 @@ pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "grep",
         command: "grep",
-        schemas: Schemas { seed: include_str!("grep.schema.json") },
+        schemas: Schemas {
+            seed: include_str!("grep.schema.json"),
+            full: include_str!("grep.full.schema.json"),
+        },
         title: "Search file contents",
         hints: READS,
         run: grep::run,
@@ -129,14 +150,18 @@ impl Tool {
         names
     }
 
-    /// The schema a host is shown: docs/SPEC.md's, the only profile today.
-    pub fn schema(&self) -> &'static str {
-        self.schemas.seed
+    /// The schema a host is shown in `profile`.
+    pub fn schema(&self, profile: Profile) -> &'static str {
+        match profile {
+            Profile::Seed => self.schemas.seed,
+            Profile::Full => self.schemas.full,
+        }
     }
 
-    /// The description of the schema (for usage texts and listings).
-    pub fn description(&self) -> String {
-        serde_json::from_str::<serde_json::Value>(self.schema())
+    /// The description of the schema in `profile` (for usage texts and
+    /// listings).
+    pub fn description(&self, profile: Profile) -> String {
+        serde_json::from_str::<serde_json::Value>(self.schema(profile))
             .ok()
             .and_then(|v| v.get("description")?.as_str().map(str::to_owned))
             .unwrap_or_default()
@@ -191,9 +216,42 @@ mod tests {
     #[test]
     fn schemas_parse_and_carry_their_names() {
         for tool in &TOOLS {
-            let v: serde_json::Value = serde_json::from_str(tool.schema()).unwrap();
-            assert_eq!(v["name"], tool.name);
-            assert!(tool.schema().ends_with("}\n") && !tool.schema().ends_with("\n\n"));
+            for profile in [Profile::Seed, Profile::Full] {
+                let schema = tool.schema(profile);
+                let v: serde_json::Value = serde_json::from_str(schema).unwrap();
+                assert_eq!(v["name"], tool.name);
+                assert!(schema.ends_with("}\n") && !schema.ends_with("\n\n"));
+            }
+        }
+    }
+
+    /// The full profile is a strict superset of the seed: every seed
+    /// parameter is there with the same type, none it does not require is
+    /// required, and every new parameter is optional and described.
+    #[test]
+    fn the_full_schemas_are_a_superset_of_the_seed() {
+        use serde_json::Value;
+        for tool in &TOOLS {
+            let seed: Value = serde_json::from_str(tool.schema(Profile::Seed)).unwrap();
+            let full: Value = serde_json::from_str(tool.schema(Profile::Full)).unwrap();
+            let (sp, fp) = (&seed["parameters"], &full["parameters"]);
+            let seed_props = sp["properties"].as_object().unwrap();
+            let full_props = fp["properties"].as_object().unwrap();
+            for (name, param) in seed_props {
+                assert_eq!(full_props[name]["type"], param["type"], "{}.{name}", tool.name);
+            }
+            let seed_required: Vec<&Value> = sp["required"].as_array().unwrap().iter().collect();
+            for required in fp["required"].as_array().unwrap() {
+                assert!(
+                    seed_required.contains(&required),
+                    "{}: {required} newly required",
+                    tool.name
+                );
+            }
+            for (name, param) in full_props {
+                let text = param["description"].as_str().unwrap_or_default();
+                assert!(!text.trim().is_empty(), "{}.{name}: described for a model", tool.name);
+            }
         }
     }
 
