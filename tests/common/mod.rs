@@ -194,6 +194,19 @@ impl Env {
         ran.json()
     }
 
+    /// A call in the full profile (`IKIGAI_TOOLS_PROFILE=full`), ikigai
+    /// dialect: the whole run, to look at stderr or the exit status too.
+    pub fn run_full(&self, name: &str, args: &Value) -> Ran {
+        self.cmd(name).env("IKIGAI_TOOLS_PROFILE", "full").stdin(args.to_string()).run()
+    }
+
+    /// As [`Env::call`], in the full profile.
+    pub fn call_full(&self, name: &str, args: Value) -> Value {
+        let ran = self.run_full(name, &args);
+        assert_eq!(ran.code, Some(0), "exit code; stderr: {}", ran.stderr);
+        ran.json()
+    }
+
     /// The shellclaw dialect: arguments in `$1`.
     pub fn run_arg(&self, name: &str, arg: &str) -> Ran {
         self.cmd(name).arg(arg).run()
