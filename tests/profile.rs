@@ -115,3 +115,59 @@ fn mcp_refuses_a_profile_it_does_not_have_in_one_line() {
     assert_eq!(ran.code, Some(2));
     assert!(ran.stderr.contains("'all'") && ran.stderr.contains("full"), "{}", ran.stderr);
 }
+
+/// A fixture where the seed and the full profile must agree: a flat
+/// directory (the full grep recurses, the seed's does not), no hidden or
+/// ignored files.
+fn flat_fixture() -> Env {
+    let env = Env::new();
+    env.write("a.txt", "one\ntwo\nthree two\n");
+    env.write("b.txt", "four\n");
+    env.write("c.rs", "fn main() {}\n");
+    env
+}
+
+/// Seed calls of every tool, successes and errors.
+fn seed_calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("bash", json!({"command": "echo hi; echo err >&2; exit 3"})),
+        ("file_read", json!({"file_path": "a.txt"})),
+        ("file_read", json!({"file_path": "a.txt", "offset": 2, "limit": 1})),
+        ("file_read", json!({"file_path": "missing.txt"})),
+        ("file_write", json!({"file_path": "new.txt", "content": "new\n"})),
+        ("file_edit", json!({"file_path": "b.txt", "old_string": "four", "new_string": "4"})),
+        ("file_edit", json!({"file_path": "a.txt", "old_string": "two", "new_string": "2"})),
+        ("file_edit", json!({"file_path": "a.txt", "old_string": "absent", "new_string": "x"})),
+        (
+            "file_edit",
+            json!({"file_path": "a.txt", "old_string": "two", "new_string": "2", "replace_all": true}),
+        ),
+        ("glob", json!({"pattern": "*.txt"})),
+        ("glob", json!({"pattern": "*.{txt,rs}", "path": "."})),
+        ("grep", json!({"pattern": "t[wh]", "glob": "*.txt"})),
+        ("grep", json!({"pattern": "o", "path": "."})),
+        ("grep", json!({"pattern": "("})),
+    ]
+}
+
+/// docs/SPEC.md, "Profiles": a seed call sent to the full profile answers
+/// the same object, every field the seed answers with the same value, plus
+/// new fields only; and the files it leaves are the same.
+#[test]
+fn a_seed_call_in_the_full_profile_answers_the_seed_object_plus_new_fields_only() {
+    let (seed_env, full_env) = (flat_fixture(), flat_fixture());
+    for (tool, args) in seed_calls() {
+        let seed = seed_env.call(tool, args.clone());
+        let full = full_env.call_full(tool, args.clone());
+        let (seed, full) = (seed.as_object().unwrap(), full.as_object().unwrap());
+        for (key, value) in seed {
+            assert_eq!(full.get(key), Some(value), "{tool} {args}: {key}\nfull: {full:?}");
+        }
+        let seed_keys: Vec<&String> = seed.keys().collect();
+        let full_keys: Vec<&String> = full.keys().take(seed.len()).collect();
+        assert_eq!(full_keys, seed_keys, "{tool} {args}: the seed's fields first, in order");
+    }
+    for name in ["a.txt", "b.txt", "new.txt"] {
+        assert_eq!(seed_env.read(name), full_env.read(name), "{name}");
+    }
+}
