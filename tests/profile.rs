@@ -178,11 +178,7 @@ fn a_seed_call_in_the_full_profile_answers_the_seed_object_plus_new_fields_only(
 fn full_schemas_snapshot() {
     let env = Env::new();
     for tool in &TOOLS {
-        let ran = env
-            .cmd(tool.command)
-            .arg("--schema")
-            .env("IKIGAI_TOOLS_PROFILE", "full")
-            .run();
+        let ran = env.cmd(tool.command).arg("--schema").env("IKIGAI_TOOLS_PROFILE", "full").run();
         assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""), "{}", tool.name);
         let text = ran.stdout_text();
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => true}, {
