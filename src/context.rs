@@ -68,6 +68,9 @@ pub struct Context {
     /// The profile the call is served in: the full profile's parameters
     /// and answer fields exist only there (docs/SPEC.md, "Profiles").
     pub profile: Profile,
+    /// Jobs (full profile): the yield, the state directory, the namespace,
+    /// the time to live (`crate::jobs::Settings`).
+    pub jobs: crate::jobs::Settings,
 }
 
 impl Context {
@@ -84,6 +87,7 @@ impl Context {
             network: std::env::var_os(NETWORK_VAR).is_some_and(|v| v == "on"),
             lock_wait: parse_lock_wait(std::env::var(LOCK_WAIT_VAR).ok().as_deref()),
             profile,
+            jobs: crate::jobs::Settings::from_env(profile),
         }
     }
 

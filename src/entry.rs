@@ -65,6 +65,17 @@ fn schema_for(name: &[u8], full: bool) -> Option<&'static [u8]> {
         };
     }
     tools!("bash", "file_read", "file_write", "file_edit", "glob", "grep");
+    // The job tools: the full profile's only (they have no seed schema).
+    macro_rules! full_only {
+        ($($tool:literal),* $(,)?) => {
+            $(
+                if full && same(stem, $tool.as_bytes()) {
+                    return Some(include_bytes!(concat!("tools/", $tool, ".full.schema.json")));
+                }
+            )*
+        };
+    }
+    full_only!("job_output", "job_kill", "job_list");
     None
 }
 
@@ -351,7 +362,7 @@ mod tests {
     /// What the normal path answers for a link of this file name.
     fn normal(name: &str, profile: Profile) -> Option<&'static [u8]> {
         let stem = std::path::Path::new(name).file_stem()?.to_string_lossy().into_owned();
-        tools::find(&stem).map(|t| t.schema(profile).as_bytes())
+        tools::find_in(&stem, profile).map(|t| t.schema(profile).as_bytes())
     }
 
     #[test]
@@ -405,7 +416,8 @@ mod tests {
             ] {
                 for profile in [Profile::Seed, Profile::Full] {
                     let fast = schema_for(name.as_bytes(), profile.is_full());
-                    let normal = Some(t.schema(profile).as_bytes());
+                    let normal =
+                        tools::find_in(t.name, profile).map(|t| t.schema(profile).as_bytes());
                     assert_eq!(fast, normal, "{name}: a new tool goes in tools!");
                 }
             }

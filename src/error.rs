@@ -44,6 +44,9 @@ pub enum ToolError {
     /// for the memory the process may use. (`OUT_OF_MEMORY`, docs/SPEC.md's
     /// description of the code as its message.)
     AllocationFailed,
+    /// job_output, job_kill (full profile): no job of this id in the
+    /// caller's namespace (another agent's or session's is never seen).
+    JobNotFound(String),
 }
 
 impl ToolError {
@@ -67,6 +70,7 @@ impl ToolError {
             ToolError::NotUnique(_) => "NOT_UNIQUE",
             ToolError::Stale(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
+            ToolError::JobNotFound(_) => "JOB_NOT_FOUND",
         }
     }
 
@@ -300,6 +304,11 @@ impl fmt::Display for ToolError {
                  again, nothing was written)"
             ),
             ToolError::AllocationFailed => f.write_str("Memory allocation failed"),
+            ToolError::JobNotFound(id) => write!(
+                f,
+                "Job not found: {id} (no such job of this agent or session: it ended and was \
+                 read, expired, or never was; job_list shows the jobs)"
+            ),
         }
     }
 }

@@ -13,6 +13,7 @@ mod context;
 mod error;
 mod fs;
 pub mod host;
+mod jobs;
 mod json;
 mod limit;
 mod mcp;

@@ -45,7 +45,7 @@ pub(crate) fn tool_command(tool: &'static Tool, profile: Profile) -> Command {
 }
 
 fn tool_commands(profile: Profile) -> impl Iterator<Item = Command> {
-    tools::TOOLS.iter().map(move |tool| tool_command(tool, profile))
+    tools::of(profile).map(move |tool| tool_command(tool, profile))
 }
 
 /// The `ikigai-tools` applet: the tools as subcommands, and the host side.

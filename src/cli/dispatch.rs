@@ -56,7 +56,7 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
 /// one JSON object out. The call's context is read here, once, and handed
 /// to the tool.
 fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> ExitCode {
-    let Some(tool) = tools::find(name) else {
+    let Some(tool) = tools::find_in(name, profile) else {
         return unknown(name);
     };
     if m.get_flag(SCHEMA) || m.get_flag(DESCRIBE) {
@@ -89,7 +89,7 @@ fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> 
 fn schema_request(argv: &[OsString]) -> Option<&'static Tool> {
     match argv {
         [_, flag] if flag == "--schema" || flag == "--describe" => {
-            tools::find(&applet_name(&argv[..1]))
+            tools::find_in(&applet_name(&argv[..1]), Profile::from_env())
         }
         _ => None,
     }
@@ -103,7 +103,8 @@ fn print_schema(tool: &Tool, profile: Profile) -> ExitCode {
 
 /// `ikigai-tools --list`: the command names, as install.sh lays out links.
 fn print_list() -> ExitCode {
-    let names: String = tools::TOOLS.iter().map(|t| format!("{}\n", t.command)).collect();
+    let names: String =
+        tools::of(Profile::from_env()).map(|t| format!("{}\n", t.command)).collect();
     print(&names);
     ExitCode::Success
 }
@@ -126,7 +127,7 @@ fn applet_name(argv: &[OsString]) -> String {
 }
 
 fn unknown(name: &str) -> ExitCode {
-    print_error(unknown_tool(name, tools::TOOLS.iter().map(|t| t.name)));
+    print_error(unknown_tool(name, tools::TOOLS.iter().filter(|t| !t.full_only).map(|t| t.name)));
     ExitCode::UsageError
 }
 

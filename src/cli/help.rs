@@ -140,7 +140,7 @@ pub fn topic(argv: &[OsString]) -> Option<Topic> {
     let applet = argv.first().map(stem).unwrap_or_default();
     if applet != BIN_NAME {
         // Through a link: clap picked the applet by this name.
-        return tools::find(&applet).map(|tool| Topic::Tool(tool, applet));
+        return tools::find_in(&applet, Profile::from_env()).map(|tool| Topic::Tool(tool, applet));
     }
     let mut words = argv[1..].iter().map(|a| a.to_string_lossy()).filter(|a| !a.starts_with('-'));
     let mut first = words.next();
@@ -149,9 +149,8 @@ pub fn topic(argv: &[OsString]) -> Option<Topic> {
     }
     match first {
         None => Some(Topic::Suite),
-        Some(word) => {
-            tools::find(&word).map(|tool| Topic::Tool(tool, format!("{BIN_NAME} {}", tool.command)))
-        }
+        Some(word) => tools::find_in(&word, Profile::from_env())
+            .map(|tool| Topic::Tool(tool, format!("{BIN_NAME} {}", tool.command))),
     }
 }
 
@@ -293,7 +292,7 @@ fn table<const N: usize>(rows: &[[String; N]]) -> String {
 /// The message for a command of `ikigai-tools` that is neither a tool nor
 /// a host command: the closest of either, and both lists.
 pub fn unknown_command(name: &str) -> String {
-    let tools: Vec<&str> = tools::TOOLS.iter().map(|t| t.name).collect();
+    let tools: Vec<&str> = tools::of(Profile::from_env()).map(|t| t.name).collect();
     let commands: Vec<String> = host::commands().iter().map(|c| c.get_name().to_owned()).collect();
     let candidates = tools
         .iter()

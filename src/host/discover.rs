@@ -144,7 +144,7 @@ pub fn discover(sources: &[Source]) -> Discovery {
             Source::BuiltIn => {
                 // As Registry::builtin: the profile the tools will run in.
                 let profile = crate::profile::Profile::from_env();
-                for tool in &crate::tools::TOOLS {
+                for tool in crate::tools::of(profile) {
                     let schema = validate::validate(tool.schema(profile).as_bytes())
                         .map_err(Rejection::Invalid);
                     batch.push((Origin::BuiltIn(tool), schema));

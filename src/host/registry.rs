@@ -100,7 +100,7 @@ impl Registry {
     pub fn builtin() -> Registry {
         let mut registry = Registry::new();
         let profile = crate::profile::Profile::from_env();
-        for tool in &tools::TOOLS {
+        for tool in tools::of(profile) {
             if let Ok(schema) = super::validate::validate(tool.schema(profile).as_bytes()) {
                 registry.insert(Tool { schema, origin: Origin::BuiltIn(tool) });
             }

@@ -50,6 +50,9 @@ pub enum Ended {
 #[derive(Clone)]
 pub struct Calls {
     profile: Profile,
+    /// The session's namespace of jobs (`IKIGAI_TOOLS_SESSION`, random):
+    /// its jobs are seen by its calls only, and end with it.
+    session: Arc<String>,
     shutdown: CancellationToken,
     running: Arc<watch::Sender<usize>>,
 }
@@ -75,6 +78,9 @@ impl Calls {
     pub fn new(profile: Profile) -> Calls {
         Calls {
             profile,
+            session: Arc::new(crate::jobs::state::new_id().unwrap_or_else(|_| {
+                format!("{}-{:?}", std::process::id(), std::time::SystemTime::now())
+            })),
             shutdown: CancellationToken::new(),
             running: Arc::new(watch::Sender::new(0)),
         }
@@ -91,6 +97,13 @@ impl Calls {
             all_stopped,
         )
         .await;
+        // The session's jobs end with it (the full profile's only).
+        if self.profile.is_full() {
+            let mut settings = crate::jobs::Settings::from_env(self.profile);
+            settings.session = Some(self.session.as_str().to_owned());
+            let _ =
+                tokio::task::spawn_blocking(move || crate::jobs::control::end_all(&settings)).await;
+        }
     }
 
     /// Runs `tool` with `args` (a JSON object's text) to its end, or until
@@ -106,7 +119,7 @@ impl Calls {
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }
-        let mut child = spawn_in_own_group(tool, self.profile, roots)?;
+        let mut child = spawn_in_own_group(tool, self.profile, &self.session, roots)?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -146,7 +159,12 @@ impl Calls {
 /// per call here and broke the speed target. The server stops its calls
 /// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; only a SIGKILL of
 /// the server leaves them to run to their end.
-fn spawn_in_own_group(tool: &Tool, profile: Profile, roots: Option<&Allowed>) -> io::Result<Child> {
+fn spawn_in_own_group(
+    tool: &Tool,
+    profile: Profile,
+    session: &str,
+    roots: Option<&Allowed>,
+) -> io::Result<Child> {
     let mut command = Command::new("/proc/self/exe");
     command
         // argv[0] picks the tool, as a link in libexec/ikigai does; the
@@ -154,6 +172,7 @@ fn spawn_in_own_group(tool: &Tool, profile: Profile, roots: Option<&Allowed>) ->
         .arg0(tool.command)
         // The call runs in the profile the server lists its tools in.
         .env(PROFILE_VAR, profile.name())
+        .env(crate::jobs::settings::SESSION_VAR, session)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -10,7 +10,7 @@ use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::profile::Profile;
-use crate::tools::{Hints, Tool, TOOLS};
+use crate::tools::{Hints, Tool};
 
 /// The listing of one tool in `profile`.
 pub fn describe(tool: &Tool, profile: Profile) -> McpTool {
@@ -39,12 +39,13 @@ fn annotations(hints: Hints) -> ToolAnnotations {
 
 /// The listings of the tools of `profile`, in the table's order.
 pub fn all(profile: Profile) -> Vec<McpTool> {
-    TOOLS.iter().map(|tool| describe(tool, profile)).collect()
+    crate::tools::of(profile).map(|tool| describe(tool, profile)).collect()
 }
 
-/// The tool a `tools/call` names: the schema name exactly, as listed.
-pub fn find(name: &str) -> Option<&'static Tool> {
-    TOOLS.iter().find(|tool| tool.name == name)
+/// The tool a `tools/call` names: the schema name exactly, as listed in
+/// `profile`.
+pub fn find(name: &str, profile: Profile) -> Option<&'static Tool> {
+    crate::tools::of(profile).find(|tool| tool.name == name)
 }
 
 #[cfg(test)]
@@ -53,7 +54,9 @@ mod tests {
 
     #[test]
     fn every_tool_lists_its_schema_parameters_and_hints() {
-        for (tool, profile) in TOOLS.iter().flat_map(|t| [(t, Profile::Seed), (t, Profile::Full)]) {
+        for (tool, profile) in
+            crate::tools::TOOLS.iter().flat_map(|t| [(t, Profile::Seed), (t, Profile::Full)])
+        {
             let listed = serde_json::to_value(describe(tool, profile)).unwrap();
             let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap();
             assert_eq!(listed["name"], tool.name);

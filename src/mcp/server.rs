@@ -99,7 +99,7 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = catalog::find(&request.name) else {
+        let Some(tool) = catalog::find(&request.name, self.profile) else {
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{}'; the tools are: {}",

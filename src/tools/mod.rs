@@ -15,6 +15,9 @@ mod file_read;
 mod file_write;
 mod glob;
 mod grep;
+mod job_kill;
+mod job_list;
+mod job_output;
 
 pub struct Tool {
     /// The schema name, as models call it: `file_read`.
@@ -27,6 +30,8 @@ pub struct Tool {
     pub title: &'static str,
     /// What a host may assume about a call (MCP's annotations).
     pub hints: Hints,
+    /// Only in the full profile (the job tools): the seed lists six tools.
+    pub full_only: bool,
     pub(crate) run: fn(&Args, &Context) -> Outcome,
 }
 
@@ -60,10 +65,12 @@ pub struct Hints {
 const READS: Hints = Hints { read_only: true, destructive: false, open_world: false };
 /// Changes files, and nothing beyond the local file system.
 const WRITES: Hints = Hints { read_only: false, destructive: true, open_world: false };
+/// Stops processes (a job's), and nothing else.
+const STOPS: Hints = Hints { read_only: false, destructive: true, open_world: false };
 /// Anything at all: a shell command.
 const ANYTHING: Hints = Hints { read_only: false, destructive: true, open_world: true };
 
-pub static TOOLS: [Tool; 6] = [
+pub static TOOLS: [Tool; 9] = [
     Tool {
         name: "bash",
         command: "bash",
@@ -73,6 +80,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Run a shell command",
         hints: ANYTHING,
+        full_only: false,
         run: bash::run,
     },
     Tool {
@@ -84,6 +92,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Read a file",
         hints: READS,
+        full_only: false,
         run: file_read::run,
     },
     Tool {
@@ -95,6 +104,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Write a file",
         hints: WRITES,
+        full_only: false,
         run: file_write::run,
     },
     Tool {
@@ -106,6 +116,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Edit a file",
         hints: WRITES,
+        full_only: false,
         run: file_edit::run,
     },
     Tool {
@@ -117,6 +128,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Find files by pattern",
         hints: READS,
+        full_only: false,
         run: glob::run,
     },
     Tool {
@@ -128,7 +140,45 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Search file contents",
         hints: READS,
+        full_only: false,
         run: grep::run,
+    },
+    Tool {
+        name: "job_output",
+        command: "job-output",
+        // The job tools have no seed schema: they are not in the seed.
+        schemas: Schemas {
+            seed: include_str!("job_output.full.schema.json"),
+            full: include_str!("job_output.full.schema.json"),
+        },
+        title: "Read a job's output",
+        hints: READS,
+        full_only: true,
+        run: job_output::run,
+    },
+    Tool {
+        name: "job_kill",
+        command: "job-kill",
+        schemas: Schemas {
+            seed: include_str!("job_kill.full.schema.json"),
+            full: include_str!("job_kill.full.schema.json"),
+        },
+        title: "Stop a job",
+        hints: STOPS,
+        full_only: true,
+        run: job_kill::run,
+    },
+    Tool {
+        name: "job_list",
+        command: "job-list",
+        schemas: Schemas {
+            seed: include_str!("job_list.full.schema.json"),
+            full: include_str!("job_list.full.schema.json"),
+        },
+        title: "List jobs",
+        hints: READS,
+        full_only: true,
+        run: job_list::run,
     },
 ];
 
@@ -169,10 +219,21 @@ impl Tool {
 }
 
 /// The tool a name stands for, in any of its spellings, with any extension
-/// (`file-read-tool`, `file_read.sh`).
+/// (`file-read-tool`, `file_read.sh`), in either profile.
 pub fn find(name: &str) -> Option<&'static Tool> {
     let normal = normalize_name(name);
     TOOLS.iter().find(|t| t.name == normal)
+}
+
+/// The tools of `profile`, in the table's order.
+pub fn of(profile: Profile) -> impl Iterator<Item = &'static Tool> {
+    TOOLS.iter().filter(move |t| profile.is_full() || !t.full_only)
+}
+
+/// `find` among the tools of `profile`: the job tools are unknown in the
+/// seed.
+pub fn find_in(name: &str, profile: Profile) -> Option<&'static Tool> {
+    find(name).filter(|t| profile.is_full() || !t.full_only)
 }
 
 /// The tool name a file or command name stands for (README, "The tools"): without
@@ -184,7 +245,7 @@ pub fn normalize_name(name: &str) -> String {
 
 /// The schema names, comma-separated, for messages.
 pub fn names() -> String {
-    TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+    of(Profile::Seed).map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -276,7 +337,8 @@ mod tests {
             let expected = match *name {
                 "bash" => ANYTHING,
                 "file_write" | "file_edit" => WRITES,
-                "file_read" | "glob" | "grep" => READS,
+                "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
+                "job_kill" => STOPS,
                 other => panic!("{other}: a new tool; say here what it may do"),
             };
             assert_eq!(*hints, expected, "{name}");

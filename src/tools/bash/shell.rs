@@ -57,7 +57,14 @@ impl Confinement {
     /// Prepares the confinement for `roots`; with `namespace`, the plan of
     /// a mount namespace with everything but the roots and the private
     /// temporary directory read-only.
-    pub fn prepare(roots: &Roots, network: bool, namespace: bool) -> Result<Self, ConfineError> {
+    /// The command starts in `workdir` (beneath a root) when given, else
+    /// in the roots' working directory.
+    pub fn prepare(
+        roots: &Roots,
+        network: bool,
+        namespace: bool,
+        workdir: Option<&std::path::Path>,
+    ) -> Result<Self, ConfineError> {
         let sandbox = Sandbox::prepare(roots, network)?;
         let filter = Filter::confined(network)?;
         let namespace = if namespace {
@@ -69,7 +76,10 @@ impl Confinement {
         };
         // The working directory, opened beneath its root: the child enters
         // it by path inside the namespace and checks it is this one.
-        let wd = roots.working_dir();
+        let wd = match workdir {
+            Some(dir) => roots.working_dir().join(dir),
+            None => roots.working_dir(),
+        };
         let (root, rest) =
             roots.roots().iter().find_map(|r| r.rest_of(&wd).map(|rest| (r, rest))).ok_or_else(
                 || ConfineError::Outside { path: wd.display().to_string(), roots: roots.shown() },
@@ -113,13 +123,14 @@ impl Confinement {
 }
 
 /// Starts `shell_path -c command`, announced on the guardian's `line`,
-/// confined when `confinement` says so; the child and the read end of its
-/// output pipe.
+/// confined when `confinement` says so (else in `workdir`, when given); the
+/// child and the read end of its output pipe.
 pub fn spawn(
     shell_path: &str,
     command: &str,
     line: RawFd,
     confinement: Option<Confinement>,
+    workdir: Option<&std::path::Path>,
 ) -> io::Result<(Child, File)> {
     let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     pipes::enlarge(&read_end);
@@ -134,9 +145,15 @@ pub fn spawn(
         .stderr(Stdio::from(stderr_end))
         .envs(ENV);
     let mut confinement = confinement;
-    if let Some(c) = &confinement {
+    match (&confinement, workdir) {
         // The private temporary directory, kept across calls.
-        cmd.env("TMPDIR", c.sandbox.temp_dir());
+        (Some(c), _) => {
+            cmd.env("TMPDIR", c.sandbox.temp_dir());
+        }
+        (None, Some(dir)) => {
+            cmd.current_dir(dir);
+        }
+        (None, None) => {}
     }
     // SAFETY: `in_child` and `apply_in_child` only make async-signal-safe
     // system calls (everything was built in the parent).

@@ -1,0 +1,235 @@
+//! What the job tools do with jobs: read what a job printed since the last
+//! read (waiting for more if asked), stop one, list them, and remove what
+//! is over: a job read to its end, an ended job nobody read for the time
+//! to live, every job of an MCP session that ends.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::store::{self, Ended, Job};
+use super::{Namespace, Settings};
+use crate::error::ToolError;
+use crate::json::Field;
+use crate::limit::Bounded;
+use crate::process::{SETTLE_AFTER_KILL, STOP_GRACE};
+use crate::protocol::Answer;
+
+/// How often a wait looks at a job again: files cannot be polled, and a
+/// twentieth of a second is below what a model notices.
+const LOOK_AGAIN: Duration = Duration::from_millis(50);
+
+/// What an answer holds beside the output, past `limit::ANSWER_RESERVE`
+/// (`"running":false,"timed_out":true` and a job id).
+const FIELDS_RESERVE: usize = 96;
+
+/// The most a `wait` blocks when no yield bounds it: ten minutes (an MCP
+/// client sees progress meanwhile, and may cancel).
+const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// `job_output`: what the job printed since the last read, whether it
+/// runs, and how it ended. With `wait`, blocks (at most that long, and at
+/// most the yield) until there is something new or it ends. A job read to
+/// its end after it ended is removed.
+pub fn output(
+    settings: &Settings,
+    id: &str,
+    wait: Duration,
+    limit: Option<usize>,
+) -> Result<Answer, ToolError> {
+    let ns = Namespace::open(settings)?;
+    sweep(&ns, settings);
+    let job = Job::open(&ns, id)?;
+    let meta = job.meta().ok_or_else(|| ToolError::JobNotFound(id.to_owned()))?;
+    let _reading = job.reading().map_err(|_| ToolError::JobNotFound(id.to_owned()))?;
+    let wait = wait.min(settings.yield_after.unwrap_or(MAX_WAIT));
+    let deadline = Instant::now() + wait;
+    let from = job.cursor();
+    // Ended is looked at before the bytes are: once it has ended, the
+    // count is final, and what is read below is all of it.
+    let mut ended = job.ended();
+    while ended.is_none() && job.count() <= from && Instant::now() < deadline {
+        std::thread::sleep(LOOK_AGAIN.min(deadline.saturating_duration_since(Instant::now())));
+        ended = job.ended();
+    }
+    let mut out = Bounded::for_answer(limit.map(|l| l.saturating_sub(FIELDS_RESERVE)));
+    let end = job.read_since(from, meta.keep, &mut out);
+    let _ = job.set_cursor(end);
+    let mut fields: Answer = vec![("output", Field::Parts(out.finish_parts()))];
+    fields.extend(state_fields(ended));
+    if ended.is_some() && end >= job.count() {
+        job.remove();
+    }
+    Ok(fields)
+}
+
+/// `running`, and once ended `exit_code` (and `timed_out` when so).
+pub fn state_fields(ended: Option<Ended>) -> Vec<(&'static str, Field)> {
+    match ended {
+        None => vec![("running", Field::Bool(true))],
+        Some(e) => {
+            let mut fields =
+                vec![("running", Field::Bool(false)), ("exit_code", Field::Int(e.exit_code))];
+            if e.timed_out {
+                fields.push(("timed_out", Field::Bool(true)));
+            }
+            fields
+        }
+    }
+}
+
+/// `job_kill`: stops the job's whole process group (SIGTERM, a grace,
+/// SIGKILL) through its supervisor, which records the exit status; waits
+/// until it has. The job stays listed, ended, until its output is read.
+pub fn kill(settings: &Settings, id: &str) -> Result<Answer, ToolError> {
+    let ns = Namespace::open(settings)?;
+    sweep(&ns, settings);
+    let job = Job::open(&ns, id)?;
+    if job.meta().is_none() {
+        return Err(ToolError::JobNotFound(id.to_owned()));
+    }
+    stop(&job);
+    let ended = job.ended();
+    let mut fields: Answer = vec![("job_id", Field::Text(id.as_bytes().to_vec()))];
+    fields.extend(state_fields(ended));
+    Ok(fields)
+}
+
+/// Tells the job's supervisor to stop it, and waits (bounded) until it has.
+fn stop(job: &Job) {
+    let patience = STOP_GRACE + SETTLE_AFTER_KILL + Duration::from_secs(2);
+    let deadline = Instant::now() + patience;
+    let mut told = false;
+    while job.ended().is_none() && Instant::now() < deadline {
+        if !told {
+            told = job.pid().is_some_and(|pid| signal_supervisor(job, pid));
+        }
+        std::thread::sleep(super::control::LOOK_AGAIN / 5);
+    }
+}
+
+/// SIGTERM to the supervisor `pid` of `job`, through a pidfd opened while
+/// the job's lock shows it alive: a pid reused since cannot be signalled.
+fn signal_supervisor(job: &Job, pid: i32) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags, and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let Ok(fd) = i32::try_from(fd) else { return false };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: `fd` was just returned by pidfd_open: ours to own.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    // The supervisor held the lock after the pidfd was opened, so the pid
+    // was still its own then.
+    if !job.supervised() {
+        return false;
+    }
+    use std::os::fd::AsRawFd;
+    // SAFETY: pidfd_send_signal reads nothing through memory (no siginfo).
+    let sent = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            libc::SIGTERM,
+            std::ptr::null::<u8>(),
+            0,
+        )
+    };
+    sent == 0
+}
+
+/// `job_list`: every job of the namespace, running or ended and not yet
+/// read to its end: id, command, state, age in seconds, bytes printed (and
+/// the exit code of an ended one). As many as the output limit holds; the
+/// number left out in `more`.
+pub fn list(settings: &Settings, limit: Option<usize>) -> Result<Answer, ToolError> {
+    let ns = Namespace::open(settings)?;
+    sweep(&ns, settings);
+    let budget = limit.map_or(usize::MAX, |l| l.saturating_sub(64));
+    let mut rows: Vec<u8> = b"[".to_vec();
+    let mut more = 0i64;
+    for id in ns.ids() {
+        let Ok(job) = Job::open(&ns, &id) else { continue };
+        let Some(meta) = job.meta() else { continue };
+        let ended = job.ended();
+        let mut command = meta.command;
+        if command.len() > 200 {
+            let mut cut = 200;
+            while !command.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            command.truncate(cut);
+            command.push('…');
+        }
+        let mut row = json!({
+            "job_id": id,
+            "command": command,
+            "state": state_name(ended),
+            "age": store::now_secs().saturating_sub(meta.started),
+            "bytes": job.count(),
+        });
+        if let Some(e) = ended {
+            row["exit_code"] = json!(e.exit_code);
+        }
+        let text = row.to_string();
+        if rows.len() + text.len() + 1 > budget {
+            more += 1;
+            continue;
+        }
+        if rows.len() > 1 {
+            rows.push(b',');
+        }
+        rows.extend_from_slice(text.as_bytes());
+    }
+    rows.push(b']');
+    let mut fields: Answer = vec![("jobs", Field::Raw(rows))];
+    if more > 0 {
+        fields.push(("more", Field::Int(more)));
+    }
+    Ok(fields)
+}
+
+fn state_name(ended: Option<Ended>) -> &'static str {
+    match ended {
+        None => "running",
+        Some(e) if e.timed_out => "timed_out",
+        Some(e) if e.killed => "killed",
+        Some(_) => "exited",
+    }
+}
+
+/// Removes the ended jobs of `ns` that nobody read for the time to live
+/// (running ones are their supervisor's to expire).
+pub fn sweep(ns: &Namespace, settings: &Settings) {
+    for id in ns.ids() {
+        let Ok(job) = Job::open(ns, &id) else { continue };
+        if job.ended().is_none() {
+            continue;
+        }
+        let last = job.ended_at().map_or(job.last_read(), |e| e.max(job.last_read()));
+        if store::age(last) > settings.ttl {
+            job.remove();
+        }
+    }
+}
+
+/// Ends every job of the namespace and removes them all: an MCP session
+/// that ends takes its jobs with it.
+pub fn end_all(settings: &Settings) {
+    let Ok(ns) = Namespace::open(settings) else { return };
+    let jobs: Vec<Job> = ns.ids().iter().filter_map(|id| Job::open(&ns, id).ok()).collect();
+    for job in &jobs {
+        if job.ended().is_none() {
+            if let Some(pid) = job.pid() {
+                signal_supervisor(job, pid);
+            }
+        }
+    }
+    for job in &jobs {
+        stop(job);
+    }
+    for job in jobs {
+        job.remove();
+    }
+    let _ = std::fs::remove_dir(ns.path());
+}

@@ -1,0 +1,371 @@
+//! One job's files, in its directory (named by its id) in the namespace:
+//!
+//! - `meta`: the command, when it started, and `keep` (below), as JSON;
+//! - `head`: the first `keep` bytes the command printed;
+//! - `ring`: the latest `keep` bytes, the byte at position p at p % keep;
+//! - `count`: how many bytes it printed in all (8 bytes, little-endian),
+//!   written after the bytes themselves;
+//! - `cursor`: how far `job_output` has read (8 bytes); its time of change
+//!   is the last read, which the time to live counts from;
+//! - `exit`: how it ended, as JSON, written once by a rename;
+//! - `lock`: held (flock) by the supervisor for as long as it lives: taken
+//!   by the starter before the fork and shared with the supervisor, so
+//!   there is no moment when a job is neither ended nor supervised. Free
+//!   and no `exit`: the supervisor was killed (its guardian killed the
+//!   command), and the job counts as ended by SIGKILL;
+//! - `pid`: the supervisor's pid, for `job_kill` (checked against the lock).
+//!
+//! Disk stays within 2 × `keep` however much the command prints, and a
+//! reader that comes late gets the head, a count of the bytes that were
+//! dropped, and the latest tail.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rustix::fs::{FlockOperation, Mode, OFlags};
+use serde_json::{json, Value};
+
+use super::state::{self, Namespace};
+use crate::error::ToolError;
+use crate::limit::Bounded;
+
+const META: &str = "meta";
+const HEAD: &str = "head";
+const RING: &str = "ring";
+const COUNT: &str = "count";
+const CURSOR: &str = "cursor";
+const EXIT: &str = "exit";
+const EXIT_TEMP: &str = "exit.tmp";
+const LOCK: &str = "lock";
+const PID: &str = "pid";
+
+/// The most kept of a job's head and of its tail each: the default output
+/// limit.
+pub const MAX_KEEP: u64 = crate::context::DEFAULT_MAX_OUTPUT as u64;
+/// The least: what ikigai reads of an answer, rounded up.
+pub const MIN_KEEP: u64 = 64 * 1024;
+
+/// A job's directory, open.
+#[derive(Debug)]
+pub struct Job {
+    pub id: String,
+    dir: OwnedFd,
+    path: PathBuf,
+}
+
+/// What `meta` holds.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub command: String,
+    /// Seconds since the epoch.
+    pub started: u64,
+    pub keep: u64,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    pub exit_code: i64,
+    /// Stopped at its `timeout`.
+    pub timed_out: bool,
+    /// Stopped by `job_kill`, its time to live, or its starter's end.
+    pub killed: bool,
+}
+
+impl Job {
+    /// Makes a new job's directory and files in `ns`.
+    pub fn create(ns: &Namespace, command: &str, keep: u64) -> io::Result<Job> {
+        let id = state::new_id()?;
+        rustix::fs::mkdirat(ns.fd(), id.as_str(), Mode::RWXU)?;
+        let dir = rustix::fs::openat(
+            ns.fd(),
+            id.as_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let job = Job { path: ns.path().join(&id), id, dir };
+        let meta = json!({"command": command, "started": now_secs(), "keep": keep});
+        job.create_file(META)?.write_all(meta.to_string().as_bytes())?;
+        for name in [HEAD, RING, COUNT, CURSOR, LOCK] {
+            job.create_file(name)?;
+        }
+        Ok(job)
+    }
+
+    /// The job `id` of the namespace: `JOB_NOT_FOUND` for an id that is
+    /// not one, or not there.
+    pub fn open(ns: &Namespace, id: &str) -> Result<Job, ToolError> {
+        if !state::is_id(id) {
+            return Err(ToolError::JobNotFound(id.to_owned()));
+        }
+        let dir = rustix::fs::openat(
+            ns.fd(),
+            id,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|_| ToolError::JobNotFound(id.to_owned()))?;
+        Ok(Job { id: id.to_owned(), dir, path: ns.path().join(id) })
+    }
+
+    fn create_file(&self, name: &str) -> io::Result<File> {
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(File::from(rustix::fs::openat(&self.dir, name, flags, Mode::RUSR | Mode::WUSR)?))
+    }
+
+    fn open_file(&self, name: &str, write: bool) -> io::Result<File> {
+        let access = if write { OFlags::RDWR } else { OFlags::RDONLY };
+        let flags = access | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(File::from(rustix::fs::openat(&self.dir, name, flags, Mode::empty())?))
+    }
+
+    pub fn meta(&self) -> Option<Meta> {
+        let mut text = String::new();
+        self.open_file(META, false).ok()?.read_to_string(&mut text).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        Some(Meta {
+            command: v["command"].as_str()?.to_owned(),
+            started: v["started"].as_u64()?,
+            keep: v["keep"].as_u64()?.clamp(MIN_KEEP, MAX_KEEP),
+        })
+    }
+
+    /// The lock the supervisor holds, taken (by the starter, before the
+    /// fork): the descriptor shares it with every copy.
+    pub fn take_lock(&self) -> io::Result<File> {
+        let lock = self.open_file(LOCK, false)?;
+        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+        Ok(lock)
+    }
+
+    /// Whether the supervisor lives (holds the lock).
+    pub fn supervised(&self) -> bool {
+        let Ok(lock) = self.open_file(LOCK, false) else { return false };
+        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockShared).is_err()
+    }
+
+    pub fn write_pid(&self, pid: i32) -> io::Result<()> {
+        self.create_file(PID)?.write_all(pid.to_string().as_bytes())
+    }
+
+    pub fn pid(&self) -> Option<i32> {
+        let mut text = String::new();
+        self.open_file(PID, false).ok()?.read_to_string(&mut text).ok()?;
+        text.trim().parse().ok()
+    }
+
+    /// How it ended: `None` while it runs. A supervisor that died without
+    /// saying (SIGKILL) took the command with it: ended by SIGKILL.
+    pub fn ended(&self) -> Option<Ended> {
+        if let Some(ended) = self.recorded_exit() {
+            return Some(ended);
+        }
+        if self.supervised() {
+            return None;
+        }
+        // It may have written `exit` and died between the two looks.
+        self.recorded_exit().or(Some(Ended { exit_code: 128 + 9, timed_out: false, killed: true }))
+    }
+
+    fn recorded_exit(&self) -> Option<Ended> {
+        let mut text = String::new();
+        self.open_file(EXIT, false).ok()?.read_to_string(&mut text).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        Some(Ended {
+            exit_code: v["exit_code"].as_i64()?,
+            timed_out: v["timed_out"].as_bool().unwrap_or(false),
+            killed: v["killed"].as_bool().unwrap_or(false),
+        })
+    }
+
+    /// Writes how it ended, whole or not at all (a temporary file renamed).
+    pub fn record_exit(&self, ended: Ended) -> io::Result<()> {
+        let text = json!({
+            "exit_code": ended.exit_code, "timed_out": ended.timed_out, "killed": ended.killed
+        });
+        let _ = rustix::fs::unlinkat(&self.dir, EXIT_TEMP, rustix::fs::AtFlags::empty());
+        let mut temp = self.create_file(EXIT_TEMP)?;
+        temp.write_all(text.to_string().as_bytes())?;
+        temp.sync_all()?;
+        rustix::fs::renameat(&self.dir, EXIT_TEMP, &self.dir, EXIT)?;
+        rustix::fs::fsync(&self.dir)?;
+        Ok(())
+    }
+
+    /// Bytes printed so far.
+    pub fn count(&self) -> u64 {
+        self.open_file(COUNT, false).map_or(0, |f| read_u64(&f))
+    }
+
+    /// How far `job_output` has read.
+    pub fn cursor(&self) -> u64 {
+        self.open_file(CURSOR, false).map_or(0, |f| read_u64(&f))
+    }
+
+    /// Moves the read position (and so the time of the last read).
+    pub fn set_cursor(&self, at: u64) -> io::Result<()> {
+        self.open_file(CURSOR, true)?.write_all_at(&at.to_le_bytes(), 0)
+    }
+
+    /// When the job was last read (or started): what its time to live
+    /// counts from.
+    pub fn last_read(&self) -> SystemTime {
+        let cursor = self.open_file(CURSOR, false).and_then(|f| f.metadata()?.modified());
+        cursor.unwrap_or(UNIX_EPOCH)
+    }
+
+    /// When it ended, for the expiry of an ended job nobody reads.
+    pub fn ended_at(&self) -> Option<SystemTime> {
+        self.open_file(EXIT, false).and_then(|f| f.metadata()?.modified()).ok()
+    }
+
+    /// Holds the reader's lock while it lives: two reads at once would
+    /// both answer the same bytes.
+    pub fn reading(&self) -> io::Result<File> {
+        let cursor = self.open_file(CURSOR, false)?;
+        rustix::fs::flock(&cursor, FlockOperation::LockExclusive)?;
+        Ok(cursor)
+    }
+
+    /// Pushes what was printed from `from` on into `into` (the bytes
+    /// dropped in the middle counted as omitted); where the output ends now.
+    pub fn read_since(&self, from: u64, keep: u64, into: &mut Bounded) -> u64 {
+        let count = self.count();
+        if from >= count {
+            return count;
+        }
+        // The head: written once, never changed.
+        if from < keep {
+            let end = count.min(keep);
+            if let Ok(head) = self.open_file(HEAD, false) {
+                read_at(&head, from, end, into);
+            }
+        }
+        if count <= keep {
+            return count;
+        }
+        let Ok(ring) = self.open_file(RING, false) else { return count };
+        let wanted = from.max(keep);
+        let start = wanted.max(count - keep);
+        // Bytes the answer would leave out anyway are not read.
+        let skip = (start - wanted) + into.skippable(count - start);
+        let first = wanted + skip;
+        let mut bytes = Vec::new();
+        read_ring(&ring, first, count, keep, &mut bytes);
+        // The supervisor may have written over the oldest of them since:
+        // those count as dropped too.
+        let overwritten = self.count().saturating_sub(keep).saturating_sub(first);
+        let overwritten = overwritten.min(bytes.len() as u64);
+        let dropped = first - wanted + overwritten;
+        if dropped > 0 {
+            into.skip(dropped);
+        }
+        into.push(&bytes[overwritten as usize..]);
+        count
+    }
+
+    /// Opens the files the supervisor writes.
+    pub fn writer(&self, keep: u64) -> io::Result<Writer> {
+        Ok(Writer {
+            head: self.open_file(HEAD, true)?,
+            ring: self.open_file(RING, true)?,
+            count: self.open_file(COUNT, true)?,
+            total: 0,
+            keep,
+        })
+    }
+
+    /// Removes the job's directory and everything in it.
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Where the supervisor writes what the command prints.
+pub struct Writer {
+    head: File,
+    ring: File,
+    count: File,
+    total: u64,
+    keep: u64,
+}
+
+impl Writer {
+    pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let keep = self.keep;
+        let at = self.total;
+        if at < keep {
+            let n = usize::try_from(keep - at).unwrap_or(usize::MAX).min(bytes.len());
+            self.head.write_all_at(&bytes[..n], at)?;
+        }
+        // Only the latest `keep` bytes of a chunk can stay in the ring.
+        let len = bytes.len() as u64;
+        let skip = len.saturating_sub(keep);
+        let mut pos = at + skip;
+        let mut rest = &bytes[skip as usize..];
+        while !rest.is_empty() {
+            let offset = pos % keep;
+            let n = usize::try_from(keep - offset).unwrap_or(usize::MAX).min(rest.len());
+            self.ring.write_all_at(&rest[..n], offset)?;
+            pos += n as u64;
+            rest = &rest[n..];
+        }
+        self.total = at + len;
+        self.count.write_all_at(&self.total.to_le_bytes(), 0)
+    }
+}
+
+fn read_u64(file: &File) -> u64 {
+    let mut bytes = [0u8; 8];
+    match file.read_exact_at(&mut bytes, 0) {
+        Ok(()) => u64::from_le_bytes(bytes),
+        Err(_) => 0,
+    }
+}
+
+/// Pushes the bytes of `file` from `from` to `to` into `into`, a piece at
+/// a time.
+fn read_at(file: &File, from: u64, to: u64, into: &mut Bounded) {
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut at = from;
+    while at < to {
+        let n = usize::try_from(to - at).unwrap_or(usize::MAX).min(buf.len());
+        match file.read_at(&mut buf[..n], at) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                into.push(&buf[..n]);
+                at += n as u64;
+            }
+        }
+    }
+}
+
+/// The ring's bytes for positions `from` to `to` (at most `keep` of them).
+fn read_ring(ring: &File, from: u64, to: u64, keep: u64, out: &mut Vec<u8>) {
+    let mut pos = from;
+    while pos < to {
+        let offset = pos % keep;
+        let n = (to - pos).min(keep - offset);
+        let start = out.len();
+        out.resize(start + n as usize, 0);
+        if ring.read_exact_at(&mut out[start..], offset).is_err() {
+            out.truncate(start);
+            return;
+        }
+        pos += n;
+    }
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// How long ago `t` was (zero for the future).
+pub fn age(t: SystemTime) -> Duration {
+    SystemTime::now().duration_since(t).unwrap_or_default()
+}
