@@ -280,6 +280,19 @@ if [ "$profile" = full ]; then
 fi
 
 status=0
+# The full profile's own tools (job-output, job-kill, job-list): a seed
+# install removes the links a full one made for them.
+all_tools="$(IKIGAI_TOOLS_PROFILE=full "$binary" --list)" || all_tools="$tools"
+for t in $all_tools; do
+    case " $(printf '%s ' $tools)" in
+        *" $t "*) ;;
+        *)
+            remove_our_link "$libexec/$t"
+            remove_our_link "$libexec/$t-tool"
+            [ -z "$shellclaw" ] || remove_our_link "$shellclaw/$(printf '%s' "$t" | tr - _)"
+            ;;
+    esac
+done
 for t in $tools; do
     # One naming style at a time: drop our links of the other style.
     if [ -n "$suffix" ]; then remove_our_link "$libexec/$t"; else remove_our_link "$libexec/$t-tool"; fi

@@ -141,6 +141,13 @@ impl Session {
         }
     }
 
+    /// Closes the server's stdin (how a client ends a stdio session) and
+    /// waits for it to exit.
+    pub(crate) fn end(&mut self) -> std::process::ExitStatus {
+        self.stdin = None;
+        self.exit_status()
+    }
+
     fn assert_pings(&mut self, id: i64) {
         let answer = self.request(id, "ping", json!({}));
         assert_eq!(answer, json!({"jsonrpc": "2.0", "id": id, "result": {}}));

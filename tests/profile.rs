@@ -81,9 +81,9 @@ fn tools_list(args: &[&OsStr]) -> (Vec<Value>, usize) {
 
 fn assert_lists(listed: &[Value], profile: Profile) {
     let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    let expected: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    let expected: Vec<&str> = ikigai_tools::tools::of(profile).map(|t| t.name).collect();
     assert_eq!(names, expected);
-    for (listing, tool) in listed.iter().zip(&TOOLS) {
+    for (listing, tool) in listed.iter().zip(ikigai_tools::tools::of(profile)) {
         let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap();
         assert_eq!(listing["inputSchema"], schema["parameters"], "{}", tool.name);
         assert_eq!(listing["description"], schema["description"], "{}", tool.name);
@@ -177,7 +177,7 @@ fn a_seed_call_in_the_full_profile_answers_the_seed_object_plus_new_fields_only(
 #[test]
 fn full_schemas_snapshot() {
     let env = Env::new();
-    for tool in &TOOLS {
+    for tool in ikigai_tools::tools::of(Profile::Full) {
         let ran = env.cmd(tool.command).arg("--schema").env("IKIGAI_TOOLS_PROFILE", "full").run();
         assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""), "{}", tool.name);
         let text = ran.stdout_text();

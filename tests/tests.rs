@@ -27,6 +27,7 @@ mod host_catalog;
 mod host_check;
 mod host_list;
 mod install;
+mod jobs;
 mod load;
 mod mcp;
 mod output_limit;

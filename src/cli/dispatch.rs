@@ -127,7 +127,7 @@ fn applet_name(argv: &[OsString]) -> String {
 }
 
 fn unknown(name: &str) -> ExitCode {
-    print_error(unknown_tool(name, tools::TOOLS.iter().filter(|t| !t.full_only).map(|t| t.name)));
+    print_error(unknown_tool(name, tools::TOOLS.iter().map(|t| t.name)));
     ExitCode::UsageError
 }
 

@@ -94,6 +94,38 @@ pub const ENVIRONMENT: &[EnvVar] = &[
     },
 ];
 
+/// The variables of jobs (docs/TOOLS.md, "Jobs"): the full profile's
+/// only, so listed in its help only.
+pub const JOB_ENVIRONMENT: &[EnvVar] = &[
+    EnvVar {
+        name: "IKIGAI_TOOLS_YIELD",
+        tools: &["bash"],
+        host: false,
+        text: "Seconds after which a foreground command answers what it printed so far and \
+               runs on as a job (0: never; default 20 by name, none under `ikigai-tools mcp`)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_STATE_DIR",
+        tools: &["bash", "job_output", "job_kill", "job_list"],
+        host: false,
+        text: "Where jobs are kept: a directory of this user's, mode 0700 (default \
+               $XDG_RUNTIME_DIR/ikigai-tools, else ikigai-tools-UID in the temporary directory)",
+    },
+    EnvVar {
+        name: "IKIGAI_TOOLS_JOB_TTL",
+        tools: &["bash", "job_output", "job_kill", "job_list"],
+        host: false,
+        text: "Seconds a job lives without a job_output read before it is ended and \
+               removed (default 86400)",
+    },
+    EnvVar {
+        name: "IKIGAI_AGENT_ID",
+        tools: &["bash", "job_output", "job_kill", "job_list"],
+        host: false,
+        text: "The agent whose jobs a call sees: each agent (and each MCP session) has its own",
+    },
+];
+
 /// A call of each tool, for its help.
 fn example(tool: &Tool) -> &'static str {
     match tool.name {
@@ -103,6 +135,8 @@ fn example(tool: &Tool) -> &'static str {
         "file_edit" => r#"{"file_path":"notes.txt","old_string":"hello","new_string":"goodbye"}"#,
         "glob" => r#"{"pattern":"**/*.rs"}"#,
         "grep" => r#"{"pattern":"TODO","glob":"*.rs"}"#,
+        "job_output" => r#"{"job_id":"0123456789abcdef0123456789abcdef","wait":10}"#,
+        "job_kill" => r#"{"job_id":"0123456789abcdef0123456789abcdef"}"#,
         _ => "{}",
     }
 }
@@ -181,7 +215,7 @@ pub fn tool_help(tool: &'static Tool, name: &str, profile: Profile) -> String {
          The answer is one JSON object on stdout; an error is \
          {{\"error\":\"...\",\"error_code\":\"...\"}}.",
         parameters(tool, profile),
-        environment(Some(tool)),
+        environment(Some(tool), profile),
         example = example(tool),
     );
     app::tool_command(tool, profile).bin_name(name).after_help(more).render_help().to_string()
@@ -189,7 +223,7 @@ pub fn tool_help(tool: &'static Tool, name: &str, profile: Profile) -> String {
 
 /// The suite's help: clap's, and every environment variable.
 pub fn suite_help(profile: Profile) -> String {
-    let more = format!("{}\n\n{}", app::suite_after_help(), environment(None));
+    let more = format!("{}\n\n{}", app::suite_after_help(), environment(None, profile));
     app::suite_command(profile).after_help(more).render_help().to_string()
 }
 
@@ -225,14 +259,16 @@ fn parameters(tool: &Tool, profile: Profile) -> String {
 /// The `Environment:` section: every variable (`tool` `None`, each
 /// followed by the tools that read it when not all do), or those `tool`
 /// reads.
-fn environment(tool: Option<&Tool>) -> String {
+fn environment(tool: Option<&Tool>, profile: Profile) -> String {
     let all = tool.is_none();
     let wanted = |v: &EnvVar| match tool {
         None => true,
         Some(tool) => !v.host && (v.tools.is_empty() || v.tools.contains(&tool.name)),
     };
+    let jobs: &[EnvVar] = if profile.is_full() { JOB_ENVIRONMENT } else { &[] };
     let rows: Vec<[String; 2]> = ENVIRONMENT
         .iter()
+        .chain(jobs)
         .filter(|v| wanted(v))
         .map(|v| {
             let whom = match v.tools {
@@ -359,9 +395,8 @@ mod tests {
 
     #[test]
     fn a_tool_help_lists_every_parameter_and_its_variables() {
-        for (tool, profile) in
-            tools::TOOLS.iter().flat_map(|t| [(t, Profile::Seed), (t, Profile::Full)])
-        {
+        let seed = tools::of(Profile::Seed).map(|t| (t, Profile::Seed));
+        for (tool, profile) in seed.chain(tools::of(Profile::Full).map(|t| (t, Profile::Full))) {
             let help = tool_help(tool, tool.command, profile);
             let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap();
             // A long description wraps onto the lines below its row.
@@ -385,13 +420,21 @@ mod tests {
                 ["file_write", "file_edit"].contains(&tool.name)
             );
             assert!(!help.contains("IKIGAI_LIBEXEC_DIR"));
+            assert_eq!(
+                help.contains("IKIGAI_TOOLS_YIELD"),
+                profile.is_full() && tool.name == "bash"
+            );
+            assert_eq!(
+                help.contains("IKIGAI_TOOLS_STATE_DIR"),
+                profile.is_full() && (tool.name == "bash" || tool.name.starts_with("job_"))
+            );
         }
     }
 
     #[test]
     fn the_suite_help_names_every_variable() {
-        let help = suite_help(Profile::Seed);
-        for var in ENVIRONMENT {
+        let help = suite_help(Profile::Full);
+        for var in ENVIRONMENT.iter().chain(JOB_ENVIRONMENT) {
             assert!(help.contains(var.name), "{}", var.name);
         }
     }

@@ -77,23 +77,39 @@ pub struct Ended {
 }
 
 impl Job {
-    /// Makes a new job's directory and files in `ns`.
-    pub fn create(ns: &Namespace, command: &str, keep: u64) -> io::Result<Job> {
+    /// Makes a new job's directory and files in `ns`, and takes its lock
+    /// (see the module doc): made under a name that is not an id, filled,
+    /// locked, then renamed to its id, so that no other call ever sees a
+    /// job half made.
+    pub fn create(ns: &Namespace, command: &str, keep: u64) -> io::Result<(Job, File)> {
         let id = state::new_id()?;
-        rustix::fs::mkdirat(ns.fd(), id.as_str(), Mode::RWXU)?;
+        let making = format!("new-{id}");
+        rustix::fs::mkdirat(ns.fd(), making.as_str(), Mode::RWXU)?;
         let dir = rustix::fs::openat(
             ns.fd(),
-            id.as_str(),
+            making.as_str(),
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
         let job = Job { path: ns.path().join(&id), id, dir };
-        let meta = json!({"command": command, "started": now_secs(), "keep": keep});
-        job.create_file(META)?.write_all(meta.to_string().as_bytes())?;
-        for name in [HEAD, RING, COUNT, CURSOR, LOCK] {
-            job.create_file(name)?;
+        let made = (|| {
+            let meta = json!({"command": command, "started": now_secs(), "keep": keep});
+            job.create_file(META)?.write_all(meta.to_string().as_bytes())?;
+            for name in [HEAD, RING, COUNT, CURSOR, LOCK] {
+                job.create_file(name)?;
+            }
+            let lock = job.open_file(LOCK, false)?;
+            rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+            rustix::fs::renameat(ns.fd(), making.as_str(), ns.fd(), job.id.as_str())?;
+            Ok(lock)
+        })();
+        match made {
+            Ok(lock) => Ok((job, lock)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(ns.path().join(&making));
+                Err(e)
+            }
         }
-        Ok(job)
     }
 
     /// The job `id` of the namespace: `JOB_NOT_FOUND` for an id that is
@@ -133,14 +149,6 @@ impl Job {
             started: v["started"].as_u64()?,
             keep: v["keep"].as_u64()?.clamp(MIN_KEEP, MAX_KEEP),
         })
-    }
-
-    /// The lock the supervisor holds, taken (by the starter, before the
-    /// fork): the descriptor shares it with every copy.
-    pub fn take_lock(&self) -> io::Result<File> {
-        let lock = self.open_file(LOCK, false)?;
-        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
-        Ok(lock)
     }
 
     /// Whether the supervisor lives (holds the lock).
@@ -216,7 +224,7 @@ impl Job {
     /// counts from.
     pub fn last_read(&self) -> SystemTime {
         let cursor = self.open_file(CURSOR, false).and_then(|f| f.metadata()?.modified());
-        cursor.unwrap_or(UNIX_EPOCH)
+        cursor.unwrap_or_else(|_| SystemTime::now())
     }
 
     /// When it ended, for the expiry of an ended job nobody reads.

@@ -30,8 +30,6 @@ pub struct Tool {
     pub title: &'static str,
     /// What a host may assume about a call (MCP's annotations).
     pub hints: Hints,
-    /// Only in the full profile (the job tools): the seed lists six tools.
-    pub full_only: bool,
     pub(crate) run: fn(&Args, &Context) -> Outcome,
 }
 
@@ -70,7 +68,8 @@ const STOPS: Hints = Hints { read_only: false, destructive: true, open_world: fa
 /// Anything at all: a shell command.
 const ANYTHING: Hints = Hints { read_only: false, destructive: true, open_world: true };
 
-pub static TOOLS: [Tool; 9] = [
+/// The six tools of both profiles (the seed's, in its order).
+pub static TOOLS: [Tool; 6] = [
     Tool {
         name: "bash",
         command: "bash",
@@ -80,7 +79,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Run a shell command",
         hints: ANYTHING,
-        full_only: false,
         run: bash::run,
     },
     Tool {
@@ -92,7 +90,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Read a file",
         hints: READS,
-        full_only: false,
         run: file_read::run,
     },
     Tool {
@@ -104,7 +101,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Write a file",
         hints: WRITES,
-        full_only: false,
         run: file_write::run,
     },
     Tool {
@@ -116,7 +112,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Edit a file",
         hints: WRITES,
-        full_only: false,
         run: file_edit::run,
     },
     Tool {
@@ -128,7 +123,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Find files by pattern",
         hints: READS,
-        full_only: false,
         run: glob::run,
     },
     Tool {
@@ -140,20 +134,22 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Search file contents",
         hints: READS,
-        full_only: false,
         run: grep::run,
     },
+];
+
+/// The full profile's own tools, after the six (docs/TOOLS.md, "Jobs"):
+/// the job tools. Their seed schema is their full one; no seed lists them.
+pub static FULL_ONLY: [Tool; 3] = [
     Tool {
         name: "job_output",
         command: "job-output",
-        // The job tools have no seed schema: they are not in the seed.
         schemas: Schemas {
             seed: include_str!("job_output.full.schema.json"),
             full: include_str!("job_output.full.schema.json"),
         },
         title: "Read a job's output",
         hints: READS,
-        full_only: true,
         run: job_output::run,
     },
     Tool {
@@ -165,7 +161,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "Stop a job",
         hints: STOPS,
-        full_only: true,
         run: job_kill::run,
     },
     Tool {
@@ -177,7 +172,6 @@ pub static TOOLS: [Tool; 9] = [
         },
         title: "List jobs",
         hints: READS,
-        full_only: true,
         run: job_list::run,
     },
 ];
@@ -219,21 +213,23 @@ impl Tool {
 }
 
 /// The tool a name stands for, in any of its spellings, with any extension
-/// (`file-read-tool`, `file_read.sh`), in either profile.
+/// (`file-read-tool`, `file_read.sh`), among the six.
 pub fn find(name: &str) -> Option<&'static Tool> {
-    let normal = normalize_name(name);
-    TOOLS.iter().find(|t| t.name == normal)
+    find_in(name, Profile::Seed)
 }
 
-/// The tools of `profile`, in the table's order.
-pub fn of(profile: Profile) -> impl Iterator<Item = &'static Tool> {
-    TOOLS.iter().filter(move |t| profile.is_full() || !t.full_only)
+/// The tools of `profile`, in the table's order: the six, and in the full
+/// profile the job tools after them.
+pub fn of(profile: Profile) -> impl Iterator<Item = &'static Tool> + Clone {
+    let full: &'static [Tool] = if profile.is_full() { &FULL_ONLY } else { &[] };
+    TOOLS.iter().chain(full)
 }
 
 /// `find` among the tools of `profile`: the job tools are unknown in the
 /// seed.
 pub fn find_in(name: &str, profile: Profile) -> Option<&'static Tool> {
-    find(name).filter(|t| profile.is_full() || !t.full_only)
+    let normal = normalize_name(name);
+    of(profile).find(|t| t.name == normal)
 }
 
 /// The tool name a file or command name stands for (README, "The tools"): without
@@ -245,7 +241,7 @@ pub fn normalize_name(name: &str) -> String {
 
 /// The schema names, comma-separated, for messages.
 pub fn names() -> String {
-    of(Profile::Seed).map(|t| t.name).collect::<Vec<_>>().join(", ")
+    TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -276,7 +272,7 @@ mod tests {
 
     #[test]
     fn schemas_parse_and_carry_their_names() {
-        for tool in &TOOLS {
+        for tool in of(Profile::Full) {
             for profile in [Profile::Seed, Profile::Full] {
                 let schema = tool.schema(profile);
                 let v: serde_json::Value = serde_json::from_str(schema).unwrap();
@@ -330,7 +326,7 @@ mod tests {
     /// and what each of the six may do is pinned here.
     #[test]
     fn every_tool_has_a_title_and_its_hints() {
-        for tool in &TOOLS {
+        for tool in of(Profile::Full) {
             let Tool { name, title, hints, .. } = tool;
             assert!(!title.trim().is_empty() && title != name, "{name}: a title for people");
             assert!(!(hints.read_only && hints.destructive), "{name}: read-only yet destructive");
@@ -343,13 +339,13 @@ mod tests {
             };
             assert_eq!(*hints, expected, "{name}");
         }
-        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-        let commands: Vec<&str> = TOOLS.iter().map(|t| t.command).collect();
+        let names: Vec<&str> = of(Profile::Full).map(|t| t.name).collect();
+        let commands: Vec<&str> = of(Profile::Full).map(|t| t.command).collect();
         for list in [&names, &commands] {
             let mut unique = list.clone();
             unique.sort_unstable();
             unique.dedup();
-            assert_eq!(unique.len(), TOOLS.len(), "{list:?}: each once");
+            assert_eq!(unique.len(), TOOLS.len() + FULL_ONLY.len(), "{list:?}: each once");
         }
     }
 }

@@ -90,16 +90,22 @@ impl Started {
 
 /// Makes the job and its supervisor.
 pub fn start(ns: &Namespace, plan: Plan<'_>) -> io::Result<Started> {
-    let job = Job::create(ns, plan.command, plan.keep)?;
-    fork_supervisor(job, plan).inspect_err(|_| {
-        // Never started: nothing to leave behind.
-    })
+    // The lock is shared with the supervisor through the fork: the job is
+    // never without a holder until the supervisor exits.
+    let (job, lock) = Job::create(ns, plan.command, plan.keep)?;
+    match fork_supervisor(&job, lock, plan) {
+        Ok((handoff, done)) => Ok(Started { job, handoff, done }),
+        Err(e) => {
+            // Never started: nothing to leave behind.
+            job.remove();
+            Err(e)
+        }
+    }
 }
 
-fn fork_supervisor(job: Job, plan: Plan<'_>) -> io::Result<Started> {
-    // Taken here and shared with the supervisor through the fork: the job
-    // is never without a holder until the supervisor exits.
-    let lock = job.take_lock()?;
+/// Forks the supervisor (see the module doc); the starter's ends of the
+/// hand-over and the end pipes.
+fn fork_supervisor(job: &Job, lock: File, plan: Plan<'_>) -> io::Result<(OwnedFd, OwnedFd)> {
     let (handoff_r, handoff_w) = unistd::pipe2(OFlag::O_CLOEXEC)?;
     let (done_r, done_w) = unistd::pipe2(OFlag::O_CLOEXEC)?;
     // SAFETY: the tool process is single-threaded (a tool run: no runtime,
@@ -110,7 +116,7 @@ fn fork_supervisor(job: Job, plan: Plan<'_>) -> io::Result<Started> {
             let _ = unistd::setsid();
             // SAFETY: as above; the middle process exits at once.
             if let Ok(ForkResult::Child) = unsafe { unistd::fork() } {
-                supervise(&job, plan, handoff_r);
+                supervise(job, plan, handoff_r);
                 drop((lock, done_w));
             }
             // SAFETY: ends the process without running the starter's
@@ -120,7 +126,7 @@ fn fork_supervisor(job: Job, plan: Plan<'_>) -> io::Result<Started> {
         ForkResult::Parent { child } => {
             drop((handoff_r, done_w, lock));
             while waitpid(child, None) == Err(Errno::EINTR) {}
-            Ok(Started { job, handoff: handoff_w, done: done_r })
+            Ok((handoff_w, done_r))
         }
     }
 }
