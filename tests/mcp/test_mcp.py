@@ -19,6 +19,8 @@ from mcp.types import ListRootsResult, Root
 BIN = os.environ.get("IKIGAI_TOOLS_BIN", "ikigai-tools")
 MODES = ["legacy", "auto"]
 TOOLS = ["bash", "file_read", "file_write", "file_edit", "glob", "grep"]
+# The full profile's own tools (docs/TOOLS.md, "Jobs").
+JOB_TOOLS = ["job_output", "job_kill", "job_list"]
 HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 # ping is deprecated by the stateless revision; the legacy tests still use it.
@@ -122,13 +124,13 @@ def test_lists_the_six_tools_with_schemas_titles_and_hints(mode, profile):
             return (await c.list_tools()).tools
 
     tools = {t.name: t for t in run(go)}
-    assert sorted(tools) == sorted(TOOLS)
+    assert sorted(tools) == sorted(TOOLS + (JOB_TOOLS if profile == "full" else []))
     for name, tool in tools.items():
         schema = schema_of(name, profile)
         assert tool.description == schema["description"]
         assert tool.input_schema == schema["parameters"]
         assert tool.title
-        read_only = name in ("file_read", "glob", "grep")
+        read_only = name in ("file_read", "glob", "grep", "job_output", "job_list")
         assert tool.annotations.read_only_hint is read_only
         if not read_only:
             assert tool.annotations.destructive_hint is True
@@ -327,6 +329,56 @@ def test_a_long_bash_call_reports_progress(mode):
     assert len(seen) >= 2, seen
     assert [p for p, _ in seen] == sorted(p for p, _ in seen)
     assert seen[0][1].startswith("running for")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_mcp_jobs_flow(mode, work):
+    """Docs' MCP flow (README, "Long commands"): a command run in the
+    background answers its job_id at once; job_output waits (with progress)
+    for the rest and the exit code; the session's jobs end with it."""
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append(progress)
+
+    pidfile = f"{work}/pids"
+    state = {"IKIGAI_TOOLS_STATE_DIR": f"{work}/state"}
+
+    async def go():
+        async with session(mode, env=state) as c:
+            first = await c.call_tool(
+                "bash", {"command": "echo start; sleep 2.5; echo done", "run_in_background": True}
+            )
+            job = first.structured_content
+            rest = ""
+            while True:
+                read = await c.call_tool(
+                    "job_output", {"job_id": job["job_id"], "wait": 10}, progress_callback=on_progress
+                )
+                rest += read.structured_content["output"]
+                if not read.structured_content["running"]:
+                    break
+            # A job left running when the session ends.
+            await c.call_tool(
+                "bash",
+                {"command": f"sleep 300 & echo $! > {pidfile}; echo $$ >> {pidfile}; wait", "run_in_background": True},
+            )
+            listed = (await c.call_tool("job_list", {})).structured_content
+            return job, rest, read.structured_content, listed
+
+    job, rest, last, listed = run(go)
+    assert job["running"] is True and job["output"].startswith("start\n"), job
+    assert rest == "done\n"
+    assert last == {"output": last["output"], "running": False, "exit_code": 0}
+    assert seen, "no progress while job_output waited"
+    assert [row["state"] for row in listed["jobs"]] == ["running"], listed
+    pids = [int(p) for p in open(pidfile).read().split()]
+    assert len(pids) == 2
+    assert run(lambda: wait_gone_all(pids)), f"the session ended, its job runs on: {pids}"
+
+
+async def wait_gone_all(pids):
+    return all([await wait_gone(pid) for pid in pids])
 
 
 # --- 6. roots: the client's roots confine the session ----------------------
