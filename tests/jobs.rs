@@ -646,3 +646,112 @@ fn jobs_over_mcp_wait_with_progress_cancel_and_end_with_the_session() {
     session.end();
     assert_gone_soon(&pids);
 }
+
+/// A job keeps the confinement of the call that started it: confined to
+/// `work/`, it writes neither outside the roots when it runs past the
+/// yield nor in the background; inside, it does.
+#[test]
+fn jobs_keep_the_confinement_of_their_call() {
+    let jobs = Jobs::new();
+    let outside = jobs.env.beside("outside");
+    let tmp = jobs.env.beside("tmp");
+    let work = jobs.env.work();
+    let vars = [("IKIGAI_TOOLS_ROOTS", work.to_str().unwrap()), ("TMPDIR", tmp.to_str().unwrap())];
+    for background in [false, true] {
+        let target = outside.join(format!("escaped-{background}"));
+        let inside = work.join(format!("inside-{background}"));
+        let command = format!(
+            "sleep 1.5; echo x > {}; echo y > {}; echo finished",
+            target.display(),
+            inside.display()
+        );
+        let first = jobs.call_with(
+            "bash",
+            json!({"command": command, "run_in_background": background}),
+            &vars,
+        );
+        let id = id_of(&first);
+        let (output, last) = jobs.read_to_end(&id, &vars);
+        assert!(
+            output.contains("Read-only file system") || output.contains("Permission denied"),
+            "{output}"
+        );
+        assert!(output.ends_with("finished\n"), "{output}");
+        assert_eq!(last["exit_code"], 0, "{last}");
+        assert!(!target.exists(), "a confined job wrote outside the roots");
+        assert_eq!(std::fs::read_to_string(&inside).unwrap(), "y\n");
+    }
+}
+
+/// `IKIGAI_TOOLS_JOB_TTL`: a running job nobody reads is ended and removed
+/// by its supervisor; an ended one by the next call that looks.
+#[test]
+fn jobs_nobody_reads_end_after_their_time_to_live() {
+    let jobs = Jobs::new();
+    let ttl = [("IKIGAI_TOOLS_JOB_TTL", "1")];
+    let pids = jobs.env.path("pids");
+    let command = with_pids(&pids, "sleep 300");
+    let running =
+        jobs.call_with("bash", json!({"command": command, "run_in_background": true}), &ttl);
+    id_of(&running);
+    let ended =
+        jobs.call_with("bash", json!({"command": "echo hi", "run_in_background": true}), &ttl);
+    let ended_id = id_of(&ended);
+    assert_gone_soon(&pids_in(&pids, 2));
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let listed = jobs.call_with("job_list", json!({}), &ttl);
+        if listed == json!({"jobs": []}) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{listed}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let gone = jobs.call_with("job_output", json!({"job_id": ended_id}), &ttl);
+    assert_eq!(gone["error_code"], "JOB_NOT_FOUND", "{gone}");
+    assert!(jobs.job_dirs().is_empty());
+}
+
+/// SIGKILL of a job's supervisor: its guardian kills the command's group,
+/// and the job reads as ended by SIGKILL (never one nobody can stop, never
+/// one without an exit status).
+#[test]
+fn jobs_a_supervisor_killed_outright_takes_its_command_and_reads_as_killed() {
+    let jobs = Jobs::new();
+    let pids = jobs.env.path("pids");
+    let command = with_pids(&pids, "echo up; sleep 300");
+    let first = jobs.call("bash", json!({"command": command, "run_in_background": true}));
+    let id = id_of(&first);
+    let pids = pids_in(&pids, 2);
+    let dir = jobs.state.join("default").join(&id);
+    let supervisor: i32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(supervisor),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    assert_gone_soon(&pids);
+    let listed = jobs.call("job_list", json!({}));
+    assert_eq!(listed["jobs"][0]["state"], "killed", "{listed}");
+    let read = jobs.call("job_output", json!({"job_id": id}));
+    assert_eq!(read, json!({"output": "", "running": false, "exit_code": 137}));
+    assert!(jobs.job_dirs().is_empty());
+}
+
+/// What a command leaves running in the background does not hold up the
+/// answer (as without jobs: `sleep 60 & echo done`), and stays running.
+#[test]
+fn jobs_a_background_process_of_a_command_does_not_hold_the_answer() {
+    let jobs = Jobs::new();
+    let pids = jobs.env.path("pids");
+    let f = pids.display();
+    let command = format!("sleep 300 & echo $! > {f}; echo done");
+    let answer =
+        jobs.call_with("bash", json!({"command": command}), &[("IKIGAI_TOOLS_YIELD", "20")]);
+    assert_eq!(answer, json!({"output": "done", "exit_code": 0}));
+    let pids = pids_in(&pids, 1);
+    assert!(alive(pids[0]));
+    assert!(jobs.job_dirs().is_empty());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0]), nix::sys::signal::Signal::SIGKILL)
+        .unwrap();
+}

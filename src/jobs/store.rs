@@ -377,3 +377,87 @@ pub fn now_secs() -> u64 {
 pub fn age(t: SystemTime) -> Duration {
     SystemTime::now().duration_since(t).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::Settings;
+
+    fn namespace(dir: &std::path::Path) -> Namespace {
+        let settings = Settings { state_dir: Some(dir.join("state")), ..Settings::default() };
+        Namespace::open(&settings).unwrap()
+    }
+
+    /// What a reader from `from` gets, as text, with a limit above all
+    /// that is kept.
+    fn read(job: &Job, from: u64) -> (String, u64) {
+        let mut out = Bounded::new(Some(4 * MIN_KEEP as usize));
+        let end = job.read_since(from, MIN_KEEP, &mut out);
+        (String::from_utf8(out.finish()).unwrap(), end)
+    }
+
+    #[test]
+    fn the_head_and_the_latest_tail_are_kept_and_the_middle_counted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ns = namespace(tmp.path());
+        let (job, _lock) = Job::create(&ns, "x", MIN_KEEP).unwrap();
+        let mut writer = job.writer(MIN_KEEP).unwrap();
+        // Lines of a known text, in chunks of every size, past the ring
+        // several times (a chunk larger than the ring too).
+        let whole: String = (0..40_000).map(|i| format!("{i:07}\n")).collect();
+        let bytes = whole.as_bytes();
+        let mut at = 0;
+        let mut size = 1;
+        while at < bytes.len() {
+            let n = size.min(bytes.len() - at);
+            writer.append(&bytes[at..at + n]).unwrap();
+            at += n;
+            size = (size * 7 + 3) % 150_000 + 1;
+        }
+        assert_eq!(job.count(), bytes.len() as u64);
+        let keep = MIN_KEEP as usize;
+        let (text, end) = read(&job, 0);
+        assert_eq!(end, bytes.len() as u64);
+        let dropped = bytes.len() - 2 * keep;
+        let expected = format!(
+            "{}[... {dropped} bytes omitted ...]\n{}",
+            &whole[..keep],
+            &whole[whole.len() - keep..]
+        );
+        if text != expected {
+            let at = text.bytes().zip(expected.bytes()).position(|(a, b)| a != b).unwrap_or(0);
+            panic!(
+                "lengths {} and {}; first difference at {at}: {:?} / {:?}",
+                text.len(),
+                expected.len(),
+                &text[at.saturating_sub(20)..(at + 60).min(text.len())],
+                &expected[at.saturating_sub(20)..(at + 60).min(expected.len())]
+            );
+        }
+        // From within the head, and from within the tail.
+        assert!(read(&job, 10).0[..keep - 10] == whole[10..keep]);
+        let late = bytes.len() as u64 - 100;
+        assert!(read(&job, late).0 == whole[whole.len() - 100..]);
+        assert_eq!(read(&job, bytes.len() as u64), (String::new(), bytes.len() as u64));
+        // Disk: at most `keep` each.
+        let size = |name: &str| std::fs::metadata(job.path.join(name)).unwrap().len();
+        assert_eq!((size(HEAD), size(RING)), (MIN_KEEP, MIN_KEEP));
+    }
+
+    #[test]
+    fn an_exit_is_recorded_and_a_job_without_its_supervisor_ended_by_sigkill() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ns = namespace(tmp.path());
+        let (job, lock) = Job::create(&ns, "x", MIN_KEEP).unwrap();
+        assert_eq!(job.ended(), None, "locked: supervised");
+        drop(lock);
+        assert_eq!(job.ended(), Some(Ended { exit_code: 137, timed_out: false, killed: true }));
+        let ended = Ended { exit_code: 3, timed_out: true, killed: false };
+        job.record_exit(ended).unwrap();
+        assert_eq!(job.ended(), Some(ended));
+        assert_eq!(ns.ids(), vec![job.id.clone()]);
+        job.remove();
+        assert!(ns.ids().is_empty());
+        assert!(matches!(Job::open(&ns, &job.id), Err(ToolError::JobNotFound(_))));
+    }
+}
