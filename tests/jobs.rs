@@ -755,3 +755,17 @@ fn jobs_a_background_process_of_a_command_does_not_hold_the_answer() {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0]), nix::sys::signal::Signal::SIGKILL)
         .unwrap();
 }
+
+/// A job whose state someone removed can no longer be read or stopped:
+/// its supervisor stops it.
+#[test]
+fn jobs_a_job_whose_state_is_removed_is_stopped() {
+    let jobs = Jobs::new();
+    let pids = jobs.env.path("pids");
+    let first = jobs
+        .call("bash", json!({"command": with_pids(&pids, "sleep 300"), "run_in_background": true}));
+    let id = id_of(&first);
+    let pids = pids_in(&pids, 2);
+    std::fs::remove_dir_all(jobs.state.join("default").join(&id)).unwrap();
+    assert_gone_soon(&pids);
+}

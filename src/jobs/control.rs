@@ -41,17 +41,19 @@ pub fn output(
     sweep(&ns, settings);
     let job = Job::open(&ns, id)?;
     let meta = job.meta().ok_or_else(|| ToolError::JobNotFound(id.to_owned()))?;
-    let _reading = job.reading().map_err(|_| ToolError::JobNotFound(id.to_owned()))?;
     let wait = wait.min(settings.yield_after.unwrap_or(MAX_WAIT));
     let deadline = Instant::now() + wait;
-    let from = job.cursor();
+    let seen = job.cursor();
+    while job.ended().is_none() && job.count() <= seen && Instant::now() < deadline {
+        std::thread::sleep(LOOK_AGAIN.min(deadline.saturating_duration_since(Instant::now())));
+    }
+    // Only the read itself is one reader's at a time (two would answer
+    // the same bytes); a wait does not hold up another call.
+    let _reading = job.reading().map_err(|_| ToolError::JobNotFound(id.to_owned()))?;
     // Ended is looked at before the bytes are: once it has ended, the
     // count is final, and what is read below is all of it.
-    let mut ended = job.ended();
-    while ended.is_none() && job.count() <= from && Instant::now() < deadline {
-        std::thread::sleep(LOOK_AGAIN.min(deadline.saturating_duration_since(Instant::now())));
-        ended = job.ended();
-    }
+    let ended = job.ended();
+    let from = job.cursor();
     let mut out = Bounded::for_answer(limit.map(|l| l.saturating_sub(FIELDS_RESERVE)));
     let end = job.read_since(from, meta.keep, &mut out);
     let _ = job.set_cursor(end);

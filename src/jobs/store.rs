@@ -205,6 +205,17 @@ impl Job {
         Ok(())
     }
 
+    /// Whether the job's directory is still the one at its name: one
+    /// removed (by hand, or a new one in its place) can no longer be read
+    /// nor stopped, so its supervisor stops the command.
+    pub fn still_there(&self) -> bool {
+        let (Ok(here), Ok(named)) = (rustix::fs::fstat(&self.dir), rustix::fs::lstat(&self.path))
+        else {
+            return false;
+        };
+        (here.st_dev, here.st_ino) == (named.st_dev, named.st_ino)
+    }
+
     /// Bytes printed so far.
     pub fn count(&self) -> u64 {
         self.open_file(COUNT, false).map_or(0, |f| read_u64(&f))

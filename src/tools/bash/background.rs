@@ -16,7 +16,8 @@
 //! - it is told to (SIGTERM from `job_kill`, SIGINT, SIGHUP);
 //! - the starter goes away before it handed the job over (the model never
 //!   heard of it: it is stopped and removed, as a call's command would be);
-//! - nobody read it for the time to live (stopped and removed).
+//! - nobody read it for the time to live, or its directory was removed
+//!   (stopped and removed: nobody could reach it any more).
 //!
 //! If the supervisor itself is SIGKILLed, its guardian kills the command's
 //! group and the job counts as ended by SIGKILL (`store::Job::ended`):
@@ -184,9 +185,11 @@ fn supervise(job: &Job, plan: Plan<'_>, handoff: OwnedFd) {
         let now = Instant::now();
         if exited_at.is_none() {
             let timed_out = timeout.is_some_and(|t| now >= began + t);
+            // Once a second: unread for the time to live, or the job's
+            // directory removed (nobody could read or stop it any more).
             let expired = adopted && now >= next_ttl_look && {
                 next_ttl_look = now + Duration::from_secs(1);
-                store::age(job.last_read()) > ttl
+                store::age(job.last_read()) > ttl || !job.still_there()
             };
             let why = if timed_out {
                 Some(Stopped::TimedOut)
