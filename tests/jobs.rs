@@ -28,6 +28,11 @@ impl Jobs {
     fn new() -> Jobs {
         let env = Env::new();
         let state = env.beside("jobs-parent").join("state");
+        // The links made once, before any test calls from several threads
+        // (`Env::link` makes a missing one, not atomically).
+        for tool in ["bash", "job_output", "job_kill", "job_list", "ikigai-tools"] {
+            env.link(tool);
+        }
         Jobs { env, state }
     }
 
