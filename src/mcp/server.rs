@@ -104,7 +104,7 @@ impl ServerHandler for Server {
                 format!(
                     "unknown tool '{}'; the tools are: {}",
                     request.name,
-                    crate::tools::names()
+                    crate::tools::of(self.profile).map(|t| t.name).collect::<Vec<_>>().join(", ")
                 ),
                 None,
             ));
