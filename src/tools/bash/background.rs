@@ -145,7 +145,6 @@ enum Stopped {
 /// The supervisor's life, up to the exit status recorded.
 fn supervise(job: &Job, plan: Plan<'_>, handoff: OwnedFd) {
     detach();
-    let _ = job.write_pid(unistd::getpid().as_raw());
     let Ok(mut writer) = job.writer(plan.keep) else {
         let _ = job.record_exit(Ended { exit_code: 127, timed_out: false, killed: false });
         return;
@@ -160,6 +159,9 @@ fn supervise(job: &Job, plan: Plan<'_>, handoff: OwnedFd) {
                 return;
             }
         };
+    // Told only now that its stop signals are watched: a job_kill before
+    // would have ended it without stopping the command properly.
+    let _ = job.write_pid(unistd::getpid().as_raw());
     let began = Instant::now();
     let mut pipe = Some(pipe);
     let mut handoff = Some(handoff);
