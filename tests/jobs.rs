@@ -774,3 +774,45 @@ fn jobs_a_job_whose_state_is_removed_is_stopped() {
     std::fs::remove_dir_all(jobs.state.join("default").join(&id)).unwrap();
     assert_gone_soon(&pids);
 }
+
+/// Every answer of a job stays within the output limit, as every answer
+/// does: bash's when it yields, job_output's, job_list's (the jobs that fit,
+/// and how many more).
+#[test]
+fn jobs_answers_stay_within_the_output_limit() {
+    let jobs = Jobs::new();
+    let limit = [("IKIGAI_TOOLS_MAX_OUTPUT", "1024")];
+    let command = "seq 1 2000; sleep 1.5; seq 1 5000";
+    let ran = jobs.cmd("bash", &limit).stdin(json!({"command": command}).to_string()).run();
+    assert!(ran.stdout.len() <= 1024, "{}", ran.stdout.len());
+    let first = ran.json();
+    let id = id_of(&first);
+    assert!(first["output"].as_str().unwrap().contains(" bytes omitted ...]"), "{first}");
+    assert!(first["output"].as_str().unwrap().ends_with(&note(&id)), "{first}");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let ran = jobs
+            .cmd("job_output", &limit)
+            .stdin(json!({"job_id": id, "wait": 5}).to_string())
+            .run();
+        assert!(ran.stdout.len() <= 1024, "{}", ran.stdout.len());
+        let answer = ran.json();
+        if answer["running"] == false {
+            assert!(answer["output"].as_str().unwrap().ends_with("4999\n5000\n"), "{answer}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{answer}");
+    }
+    for _ in 0..12 {
+        jobs.call("bash", json!({"command": "sleep 300", "run_in_background": true}));
+    }
+    let ran = jobs.cmd("job_list", &limit).stdin("{}").run();
+    assert!(ran.stdout.len() <= 1024, "{}", ran.stdout.len());
+    let listed = ran.json();
+    let shown = listed["jobs"].as_array().unwrap().len();
+    assert!(shown > 0 && shown < 12, "{listed}");
+    assert_eq!(listed["more"], 12 - shown as i64, "{listed}");
+    for row in jobs.call("job_list", json!({}))["jobs"].as_array().unwrap() {
+        jobs.call("job_kill", json!({"job_id": row["job_id"]}));
+    }
+}
