@@ -101,6 +101,13 @@ fn note(id: &str) -> String {
     )
 }
 
+/// What a job's first answer printed, without the note.
+fn first_output(answer: &Value) -> String {
+    let id = id_of(answer);
+    let output = answer["output"].as_str().unwrap_or_else(|| panic!("{answer}"));
+    output.strip_suffix(&note(&id)).unwrap_or_else(|| panic!("no note: {answer}")).to_owned()
+}
+
 /// Whether `pid` is a live process (a zombie is dead).
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -161,10 +168,12 @@ fn ikigai_flow(jobs: &Jobs, command: &str, vars: &[(&str, &str)]) {
     assert_eq!(answer["tool_success"], true, "{answer}");
     let first = &answer["result"];
     let id = id_of(first);
-    assert_eq!(
-        first,
-        &json!({"output": format!("start\n{}", note(&id)), "job_id": id, "running": true})
-    );
+    let so_far = first_output(first);
+    let expected =
+        json!({"output": format!("{so_far}{}", note(&id)), "job_id": id, "running": true});
+    assert_eq!(first, &expected);
+    // `start`, unless the machine was too busy to print it within the yield.
+    assert!(so_far == "start\n" || so_far.is_empty(), "{first}");
     // job_output, as the host calls it.
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut rest = String::new();
@@ -187,7 +196,7 @@ fn ikigai_flow(jobs: &Jobs, command: &str, vars: &[(&str, &str)]) {
         }
         assert!(Instant::now() < deadline, "{result}");
     };
-    assert_eq!(rest, "done\n");
+    assert_eq!(so_far + &rest, "start\ndone\n");
     assert_eq!(last["exit_code"], 0, "{last}");
     assert!(jobs.job_dirs().is_empty(), "read to its end, the job is removed");
 }
@@ -226,12 +235,14 @@ fn jobs_run_in_background_answers_at_once_with_the_first_output() {
         json!({"command": "echo first; sleep 1; echo second", "run_in_background": true}),
     );
     let id = id_of(&first);
-    assert_eq!(
-        first,
-        json!({"output": format!("first\n{}", note(&id)), "job_id": id, "running": true})
-    );
+    let so_far = first_output(&first);
+    let expected =
+        json!({"output": format!("{so_far}{}", note(&id)), "job_id": id, "running": true});
+    assert_eq!(first, expected);
+    // The first line, unless the machine is too busy to print it in 200 ms.
+    assert!(so_far == "first\n" || so_far.is_empty(), "{first}");
     let (rest, last) = jobs.read_to_end(&id, &[]);
-    assert_eq!(rest, "second\n");
+    assert_eq!(so_far + &rest, "first\nsecond\n");
     assert_eq!(last, json!({"output": last["output"], "running": false, "exit_code": 0}));
     // Read to its end: gone.
     let gone = jobs.call("job_output", json!({"job_id": id}));
@@ -504,14 +515,15 @@ fn bounded_job(bytes: u64) {
     // Head and tail of 64 KiB each, and the small files.
     assert!(disk <= 160 * 1024, "{disk} bytes on disk");
     assert!(rss < 16 * 1024, "{rss} KiB resident");
-    let first_output = first["output"].as_str().unwrap();
-    assert!(first_output.starts_with("0123456789abcdefghijklmnopqrstuvwxyz\n"), "{first_output}");
-    assert!(first_output.len() <= 65536, "{}", first_output.len());
+    let so_far = first_output(&first);
+    assert!(first["output"].as_str().unwrap().len() <= 65536);
     let (output, last) = jobs.read_to_end(&id, &vars);
     assert_eq!(last["exit_code"], 0);
+    let whole = so_far + &output;
+    assert!(whole.starts_with("0123456789abcdefghijklmnopqrstuvwxyz\n"), "{}", &whole[..100]);
+    assert!(whole.contains(" bytes omitted ...]"));
     assert!(output.len() <= 65536, "{}", output.len());
     assert!(output.ends_with("\nend\n"), "{}", &output[output.len() - 100..]);
-    assert!(output.contains(" bytes omitted ...]"));
 }
 
 #[test]
@@ -612,38 +624,39 @@ fn jobs_over_mcp_wait_with_progress_cancel_and_end_with_the_session() {
     let id = id_of(first);
     assert_eq!(first["running"], true, "{first}");
     let pids = pids_in(&pidfile, 2);
-    // A wait that sees progress, then the new line.
-    session.send(
-        3,
-        "tools/call",
-        json!({
-            "name": "job_output",
-            "arguments": {"job_id": id, "wait": 30},
-            "_meta": {"progressToken": "p"}
-        }),
-    );
-    let (answer, before) = session.response_within(3, PATIENCE);
-    assert_eq!(
-        answer["result"]["structuredContent"],
-        json!({"output": "later\n", "running": true}),
-        "{answer}"
-    );
-    assert!(
-        before.iter().any(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == "p"),
-        "no progress while waiting: {before:?}"
-    );
+    // Waits that see progress, until the line printed 3 s in.
+    let mut output = first_output(first);
+    let mut progress = false;
+    let mut request = 3;
+    while !output.contains("later") {
+        let arguments = json!({"job_id": id, "wait": 30});
+        let meta = json!({"progressToken": request});
+        let params = json!({"name": "job_output", "arguments": arguments, "_meta": meta});
+        session.send(request, "tools/call", params);
+        let (answer, before) = session.response_within(request, PATIENCE);
+        let result = &answer["result"]["structuredContent"];
+        assert_eq!(result["running"], true, "{answer}");
+        output.push_str(result["output"].as_str().unwrap());
+        progress |= before.iter().any(|m| {
+            m["method"] == "notifications/progress" && m["params"]["progressToken"] == request
+        });
+        request += 1;
+        assert!(request < 10, "{output}");
+    }
+    assert_eq!(output, "up\nlater\n");
+    assert!(progress, "no progress while waiting");
     // A wait cancelled: the job runs on.
     session.send(
-        4,
+        20,
         "tools/call",
         json!({"name": "job_output", "arguments": {"job_id": id, "wait": 30}}),
     );
     std::thread::sleep(Duration::from_millis(500));
     session.send_line(
-        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4, "reason": "test"}})
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20, "reason": "test"}})
             .to_string(),
     );
-    let listed = session.call(5, "job_list", json!({}));
+    let listed = session.call(21, "job_list", json!({}));
     let rows = &listed["result"]["structuredContent"]["jobs"];
     assert_eq!(rows[0]["state"], "running", "{listed}");
     assert!(pids.iter().all(|&p| alive(p)), "the cancelled wait stopped the job");
@@ -790,6 +803,7 @@ fn jobs_answers_stay_within_the_output_limit() {
     assert!(first["output"].as_str().unwrap().contains(" bytes omitted ...]"), "{first}");
     assert!(first["output"].as_str().unwrap().ends_with(&note(&id)), "{first}");
     let deadline = Instant::now() + PATIENCE;
+    let mut last_output = String::new();
     loop {
         let ran = jobs
             .cmd("job_output", &limit)
@@ -797,8 +811,12 @@ fn jobs_answers_stay_within_the_output_limit() {
             .run();
         assert!(ran.stdout.len() <= 1024, "{}", ran.stdout.len());
         let answer = ran.json();
+        let output = answer["output"].as_str().unwrap();
+        if !output.is_empty() {
+            last_output = output.to_owned();
+        }
         if answer["running"] == false {
-            assert!(answer["output"].as_str().unwrap().ends_with("4999\n5000\n"), "{answer}");
+            assert!(last_output.ends_with("4999\n5000\n"), "{last_output}");
             break;
         }
         assert!(Instant::now() < deadline, "{answer}");
