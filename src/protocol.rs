@@ -186,6 +186,21 @@ impl Args {
         }
     }
 
+    /// An array (file_edit's `edits`); its items are the tool's to read.
+    pub fn optional_array(&self, name: &str) -> Result<Option<&[Value]>, ToolError> {
+        match self.get(name) {
+            Ok(None) => Ok(None),
+            Ok(Some(Value::Array(items))) => Ok(Some(items)),
+            Ok(Some(_)) | Err(_) => Err(wrong_type(name, "an array")),
+        }
+    }
+
+    /// Whether the argument object has `name`, whatever it holds (`null`
+    /// counts as absent).
+    pub fn has(&self, name: &str) -> bool {
+        self.out_of_range.contains_key(name) || self.map.get(name).is_some_and(|v| !v.is_null())
+    }
+
     pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
         match self.get(name) {
             Ok(None) => Ok(None),
@@ -287,14 +302,8 @@ pub fn finish(outcome: &Outcome, context: &Context) -> Ending {
     let (written, ending) = match outcome {
         Ok(fields) => (json::write_object(&mut out, fields), Ending { echo: None, failed: false }),
         Err(err) => {
-            let message = bounded_message(err, context.max_output);
-            let written = json::write_object(
-                &mut out,
-                &[
-                    ("error", Field::Text(message.clone().into_bytes())),
-                    ("error_code", Field::Text(err.code().as_bytes().to_vec())),
-                ],
-            );
+            let (message, fields) = error_envelope(err, context.max_output);
+            let written = json::write_object(&mut out, &fields);
             let shellclaw = context.dialect == Dialect::Shellclaw;
             let echo = (err.is_bad_input() || shellclaw).then_some(message);
             (written, Ending { echo, failed: shellclaw })
@@ -317,6 +326,30 @@ fn line_end(stdout_is_terminal: bool) -> &'static [u8] {
     } else {
         b""
     }
+}
+
+/// The error envelope of `err` under `limit`, and its message:
+/// `{"error","error_code"}`, then the fields a detailed error carries
+/// (full profile) when they take at most half the limit (they are hints:
+/// the message and the code come first); the message gets what is left.
+fn error_envelope(err: &ToolError, limit: Option<usize>) -> (String, Answer) {
+    let extra = err.fields();
+    let mut written = Vec::new();
+    let fits = extra.is_empty()
+        || json::write_object(&mut written, extra).is_ok()
+            && limit.is_none_or(|l| written.len() <= l / 2);
+    let (extra, limit) = if fits {
+        (extra, limit.map(|l| l.saturating_sub(written.len())))
+    } else {
+        (&[][..], limit)
+    };
+    let message = bounded_message(err, limit);
+    let mut fields = vec![
+        ("error", Field::Text(message.clone().into_bytes())),
+        ("error_code", Field::Text(err.code().as_bytes().to_vec())),
+    ];
+    fields.extend(extra.iter().cloned());
+    (message, fields)
 }
 
 /// The message of `err` as its envelope may hold it under `limit`: whole
