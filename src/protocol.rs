@@ -462,15 +462,42 @@ mod tests {
     /// The printed envelope of an error under `limit`, as `finish` writes it.
     fn envelope(err: &ToolError, limit: Option<usize>) -> Vec<u8> {
         let mut out = Vec::new();
-        json::write_object(
-            &mut out,
-            &[
-                ("error", Field::Text(bounded_message(err, limit).into_bytes())),
-                ("error_code", Field::Text(err.code().as_bytes().to_vec())),
-            ],
-        )
-        .unwrap();
+        json::write_object(&mut out, &error_envelope(err, limit).1).unwrap();
         out
+    }
+
+    #[test]
+    fn a_detailed_error_carries_its_fields_within_the_limit() {
+        let hint = |text: &str| {
+            vec![
+                ("edit", Field::Int(2)),
+                (
+                    "closest",
+                    Field::Object(vec![
+                        ("line", Field::Int(7)),
+                        ("text", Field::Text(text.into())),
+                    ]),
+                ),
+                ("lines", Field::List(vec![Field::Int(1), Field::Int(3)])),
+            ]
+        };
+        let err = ToolError::NotFound.detailed(Some("edits[2].old_string".into()), hint("let x"));
+        assert_eq!(
+            String::from_utf8(envelope(&err, Some(1024))).unwrap(),
+            r#"{"error":"String not found in file (edits[2].old_string)","error_code":"NOT_FOUND","edit":2,"closest":{"line":7,"text":"let x"},"lines":[1,3]}"#
+        );
+        // Fields too large for half the limit are left out; the message is
+        // cut to what the fields leave.
+        let huge = ToolError::NotFound.detailed(None, hint(&"\u{1}".repeat(200)));
+        assert_eq!(
+            envelope(&huge, Some(1024)),
+            br#"{"error":"String not found in file","error_code":"NOT_FOUND"}"#
+        );
+        assert!(envelope(&huge, None).len() > 1024);
+        let long = ToolError::InvalidArg("x".repeat(5000)).detailed(None, hint("let x"));
+        let out = envelope(&long, Some(1024));
+        assert!(out.len() <= 1024, "{}", out.len());
+        assert!(out.ends_with(br#""lines":[1,3]}"#));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! Made from what the edits did, not by searching the two texts for a
 //! common subsequence: the bytes the new content copied from the old one
 //! are unchanged (`edits::Piece`), everything else changed. A change is
-//! widened to whole lines, changes that share a line are one, and the lines
+//! widened to whole lines, changes that share or touch a line are one, and the lines
 //! at its edges that old and new still have in common are taken out (and,
 //! for a change of at most `LCS_MAX` line pairs, those in its middle too).
 //! Linear in the file, whatever the edits; memory: the change at hand and
@@ -60,7 +60,8 @@ struct Region {
 }
 
 /// The changed stretches, widened to whole lines and joined where they
-/// share one, in order.
+/// share or touch one (so that adjacent changed lines print as `diff -u`
+/// prints them: the removed ones, then the added ones), in order.
 fn regions(old: &[u8], new: &[u8], pieces: &[Piece]) -> Vec<Region> {
     let mut gaps = Vec::new();
     let (mut o, mut n) = (0, 0);
@@ -83,7 +84,7 @@ fn regions(old: &[u8], new: &[u8], pieces: &[Piece]) -> Vec<Region> {
     for gap in gaps {
         let wide = widen(old, new, gap);
         match merged.last_mut() {
-            Some(last) if wide.old.0 < last.old.1 || wide.new.0 < last.new.1 => {
+            Some(last) if wide.old.0 <= last.old.1 || wide.new.0 <= last.new.1 => {
                 last.old.1 = wide.old.1;
                 last.new.1 = wide.new.1;
             }
@@ -134,36 +135,46 @@ struct Block {
 }
 
 /// The blocks of a region: its lines, less those old and new share.
+/// The lines at its edges are compared in place (a region may be the
+/// whole file); only a middle of at most `LCS_MAX` line pairs is split.
 fn blocks(old: &[u8], new: &[u8], r: Region, counter: &mut LineCounter) -> Vec<Block> {
-    let a0 = LineCounter::line(&mut counter.old, old, r.old.0);
-    let c0 = LineCounter::line(&mut counter.new, new, r.new.0);
-    let old_lines = split(old, r.old);
-    let new_lines = split(new, r.new);
+    let (mut o, mut n) = (r.old, r.new);
+    while o.0 < o.1 && n.0 < n.1 {
+        let (lo, ln) = (line_end(old, o.0, o.1), line_end(new, n.0, n.1));
+        if old[o.0..lo] != new[n.0..ln] {
+            break;
+        }
+        (o.0, n.0) = (lo, ln);
+    }
+    while o.1 > o.0 && n.1 > n.0 {
+        let (so, sn) = (last_line(old, o.0, o.1), last_line(new, n.0, n.1));
+        if old[so..o.1] != new[sn..n.1] {
+            break;
+        }
+        (o.1, n.1) = (so, sn);
+    }
+    if o.0 == o.1 && n.0 == n.1 {
+        return Vec::new();
+    }
+    let a0 = LineCounter::line(&mut counter.old, old, o.0);
+    let c0 = LineCounter::line(&mut counter.new, new, n.0);
+    let (old_count, new_count) = (count_lines(&old[o.0..o.1]), count_lines(&new[n.0..n.1]));
+    if old_count == 0 || new_count == 0 || old_count.saturating_mul(new_count) > LCS_MAX {
+        return vec![Block { a: a0, b: a0 + old_count, c: c0, ob: o, nb: n }];
+    }
+    let old_lines = split(old, o);
+    let new_lines = split(new, n);
     let same = |i: usize, j: usize| {
         old[old_lines[i].0..old_lines[i].1] == new[new_lines[j].0..new_lines[j].1]
     };
-    let (mut lo_o, mut lo_n) = (0, 0);
-    while lo_o < old_lines.len() && lo_n < new_lines.len() && same(lo_o, lo_n) {
-        lo_o += 1;
-        lo_n += 1;
-    }
-    let (mut hi_o, mut hi_n) = (old_lines.len(), new_lines.len());
-    while hi_o > lo_o && hi_n > lo_n && same(hi_o - 1, hi_n - 1) {
-        hi_o -= 1;
-        hi_n -= 1;
-    }
-    let pairs = if (hi_o - lo_o).saturating_mul(hi_n - lo_n) <= LCS_MAX {
-        common(lo_o, hi_o, lo_n, hi_n, &same)
-    } else {
-        Vec::new()
-    };
-    // The blocks between the matched pairs (and the ends).
+    let pairs = common(old_lines.len(), new_lines.len(), &same);
+    // The blocks between the matched pairs (and the end).
+    let byte_o = |k: usize| old_lines.get(k).map_or(o.1, |l| l.0);
+    let byte_n = |k: usize| new_lines.get(k).map_or(n.1, |l| l.0);
     let mut out = Vec::new();
-    let (mut i, mut j) = (lo_o, lo_n);
-    for (pi, pj) in pairs.into_iter().chain(std::iter::once((hi_o, hi_n))) {
+    let (mut i, mut j) = (0, 0);
+    for (pi, pj) in pairs.into_iter().chain(std::iter::once((old_lines.len(), new_lines.len()))) {
         if pi > i || pj > j {
-            let byte_o = |k: usize| old_lines.get(k).map_or(r.old.1, |l| l.0);
-            let byte_n = |k: usize| new_lines.get(k).map_or(r.new.1, |l| l.0);
             out.push(Block {
                 a: a0 + i,
                 b: a0 + pi,
@@ -175,6 +186,21 @@ fn blocks(old: &[u8], new: &[u8], r: Region, counter: &mut LineCounter) -> Vec<B
         (i, j) = (pi + 1, pj + 1);
     }
     out
+}
+
+/// The end of the line at `at`, within `..to`.
+fn line_end(text: &[u8], at: usize, to: usize) -> usize {
+    memchr(b'\n', &text[at..to]).map_or(to, |i| at + i + 1)
+}
+
+/// The start of the last line of `text[from..to]` (`to` > `from`).
+fn last_line(text: &[u8], from: usize, to: usize) -> usize {
+    memrchr(b'\n', &text[from..to - 1]).map_or(from, |i| from + i + 1)
+}
+
+/// The number of lines of `text`, the last one with or without `\n`.
+fn count_lines(text: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', text).count() + usize::from(text.last().is_some_and(|&b| b != b'\n'))
 }
 
 /// The byte ranges of the lines of `text[range]` (a whole number of lines,
@@ -190,26 +216,16 @@ fn split(text: &[u8], range: (usize, usize)) -> Vec<(usize, usize)> {
     lines
 }
 
-/// A longest common subsequence of old lines `lo_o..hi_o` and new lines
-/// `lo_n..hi_n`, as matched pairs in order (dynamic programming: their
-/// product is at most `LCS_MAX`).
-fn common(
-    lo_o: usize,
-    hi_o: usize,
-    lo_n: usize,
-    hi_n: usize,
-    same: &dyn Fn(usize, usize) -> bool,
-) -> Vec<(usize, usize)> {
-    let (n, m) = (hi_o - lo_o, hi_n - lo_n);
-    if n == 0 || m == 0 {
-        return Vec::new();
-    }
-    // length[i][j]: LCS of old i.. and new j..
+/// A longest common subsequence of `n` old lines and `m` new ones, as
+/// matched pairs in order (dynamic programming: `n * m` is at most
+/// `LCS_MAX`).
+fn common(n: usize, m: usize, same: &dyn Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+    // length[i][j]: the LCS of old i.. and new j..
     let mut length = vec![0u32; (n + 1) * (m + 1)];
     let at = |i: usize, j: usize| i * (m + 1) + j;
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            length[at(i, j)] = if same(lo_o + i, lo_n + j) {
+            length[at(i, j)] = if same(i, j) {
                 length[at(i + 1, j + 1)] + 1
             } else {
                 length[at(i + 1, j)].max(length[at(i, j + 1)])
@@ -219,8 +235,8 @@ fn common(
     let mut pairs = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < n && j < m {
-        if same(lo_o + i, lo_n + j) {
-            pairs.push((lo_o + i, lo_n + j));
+        if same(i, j) {
+            pairs.push((i, j));
             i += 1;
             j += 1;
         } else if length[at(i + 1, j)] >= length[at(i, j + 1)] {
@@ -512,5 +528,97 @@ mod tests {
         let d = diff(&long, &[("x", "y", false)]);
         assert!(d.len() <= MAX_BYTES + 64, "{}", d.len());
         assert!(d.ends_with("[... 4 more diff lines omitted ...]\n"), "{}", &d[d.len() - 60..]);
+    }
+
+    /// Applies a unified diff to `old` as `patch` would, checking every
+    /// context and removed line and each hunk's counts.
+    fn patched(old: &str, diff: &str) -> String {
+        let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let mut out = String::new();
+        let mut at = 0;
+        let mut lines = diff.split_inclusive('\n').skip(2).peekable();
+        while let Some(header) = lines.next() {
+            let old_range = header.split(' ').nth(1).unwrap().trim_start_matches('-');
+            let (start, count) = match old_range.split_once(',') {
+                Some((l, n)) => (l.parse::<usize>().unwrap(), n.parse::<usize>().unwrap()),
+                None => (old_range.parse().unwrap(), 1),
+            };
+            let first = if count == 0 { start } else { start - 1 };
+            out.extend(old_lines[at..first].iter().copied());
+            at = first;
+            while let Some(line) = lines.next_if(|l| !l.starts_with("@@")) {
+                let (mark, text) = line.split_at(1);
+                if mark == "\\" {
+                    continue; // The line before had no newline: cut below.
+                }
+                let text = if lines.peek().is_some_and(|l| l.starts_with('\\')) {
+                    text.trim_end_matches('\n')
+                } else {
+                    text
+                };
+                match mark {
+                    " " | "-" => {
+                        assert_eq!(old_lines[at], text, "{diff}");
+                        if mark == " " {
+                            out.push_str(text);
+                        }
+                        at += 1;
+                    }
+                    "+" => out.push_str(text),
+                    _ => panic!("{line:?} in {diff}"),
+                }
+            }
+        }
+        out.extend(old_lines[at..].iter().copied());
+        out
+    }
+
+    #[test]
+    fn random_edits_give_diffs_that_patch_old_into_new() {
+        let mut x: u64 = 0x1234_5678;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let words = ["a", "b", "c", "\n", "\n", "ab\n", "x"];
+        for case in 0..3000 {
+            let old: String = (0..next(40)).map(|_| words[next(7) as usize]).collect();
+            let mut current = old.clone();
+            let mut edits = Vec::new();
+            for _ in 0..1 + next(4) {
+                let from = next(current.len() as u64 + 1) as usize;
+                let to = (from + 1 + next(6) as usize).min(current.len());
+                if from >= to {
+                    continue;
+                }
+                let target = current[from..to].to_owned();
+                let new: String = (0..next(5)).map(|_| words[next(7) as usize]).collect();
+                if new == target {
+                    continue;
+                }
+                let all = next(2) == 0;
+                let count = current.matches(target.as_str()).count();
+                if count > 1 && !all {
+                    continue;
+                }
+                current = current.replace(target.as_str(), &new);
+                edits.push((target, new, all));
+            }
+            let edits: Vec<Edit> = edits
+                .iter()
+                .map(|(o, n, all)| Edit { old: o, new: n, replace_all: *all, index: None })
+                .collect();
+            let applied = apply(old.as_bytes(), &edits).unwrap();
+            assert_eq!(applied.content, current.as_bytes(), "case {case}");
+            let d =
+                String::from_utf8(unified(old.as_bytes(), &applied.content, &applied.pieces, "f"))
+                    .unwrap();
+            assert_eq!(d.is_empty(), old == current, "case {case}: {old:?} -> {current:?}\n{d}");
+            if !d.is_empty() {
+                assert_eq!(patched(&old, &d), current, "case {case}: {old:?}\n{d}");
+            }
+        }
     }
 }
