@@ -538,9 +538,9 @@ fn full_parameters_are_ignored_in_the_seed_profile_and_seed_calls_keep_their_ans
 
 // --- SIGKILL at random moments ---------------------------------------------
 
-/// 16 MiB of 1 KiB lines: every line `A…A`, or `B…B`; the edits pass through
-/// `C…C`, so a file caught between them would show.
-const KSIZE: usize = 16 << 20;
+/// 1 KiB lines, 4 MiB of them in `cargo test` (the debug build hashes at a
+/// few MB/s), 16 MiB in the long trial: every line `A…A`, or `B…B`; the
+/// edits pass through `C…C`, so a file caught between them would show.
 const KLINE: usize = 1024;
 const KTARGET: &str = "f.txt";
 
@@ -548,21 +548,21 @@ fn kline(c: u8) -> String {
     format!("{}\n", (c as char).to_string().repeat(KLINE - 1))
 }
 
-fn kcontent(c: u8) -> Vec<u8> {
-    kline(c).repeat(KSIZE / KLINE).into_bytes()
+fn kcontent(c: u8, size: usize) -> Vec<u8> {
+    kline(c).repeat(size / KLINE).into_bytes()
 }
 
 /// The multi-edit that turns the `from` file into the `to` one: two
 /// `replace_all` edits, the second applying to the first's result, and the
 /// version it expects.
-fn kpayload(from: u8, to: u8) -> Vec<u8> {
+fn kpayload(from: u8, to: u8, size: usize) -> Vec<u8> {
     json!({
         "file_path": KTARGET,
         "edits": [
             {"old_string": kline(from), "new_string": kline(b'C'), "replace_all": true},
             {"old_string": kline(b'C'), "new_string": kline(to), "replace_all": true},
         ],
-        "expected_sha256": sha(&kcontent(from)),
+        "expected_sha256": sha(&kcontent(from, size)),
     })
     .to_string()
     .into_bytes()
@@ -651,11 +651,12 @@ fn kleftovers(dir: &Path) -> Vec<String> {
 
 fn multi_edit_kill_trials(length: Length) {
     let count = length.count("IKIGAI_CRASH_TRIALS", 8, 100).max(2);
+    let size = if length == Length::Short { 4 << 20 } else { 16 << 20 };
     let seed = seed_from_env();
     println!("multi-edit SIGKILL trial: seed {seed:#x} (IKIGAI_FUZZ_SEED replays the same moments), {count} kills");
-    let (a, b) = (kcontent(b'A'), kcontent(b'B'));
-    let to_b = Arc::new(kpayload(b'A', b'B'));
-    let to_a = Arc::new(kpayload(b'B', b'A'));
+    let (a, b) = (kcontent(b'A', size), kcontent(b'B', size));
+    let to_b = Arc::new(kpayload(b'A', b'B', size));
+    let to_a = Arc::new(kpayload(b'B', b'A', size));
     let env = Env::new();
     let link = env.link("file-edit");
     let dir = env.mkdir("trial");
@@ -681,7 +682,7 @@ fn multi_edit_kill_trials(length: Length) {
     let temp_seen = watcher.join().unwrap();
     let window = run_length.saturating_sub(temp_seen.unwrap_or_default());
     let v: Value = serde_json::from_slice(&out).expect("one JSON answer");
-    let lines = KSIZE / KLINE;
+    let lines = size / KLINE;
     assert_eq!(v["output"], format!("Replaced {} occurrences in {KTARGET}", 2 * lines));
     assert_eq!(v["sha256"], sha(&b));
     assert!(v["diff"].as_str().unwrap().starts_with(&format!(
@@ -692,7 +693,7 @@ fn multi_edit_kill_trials(length: Length) {
     assert_eq!(kleftovers(&dir), Vec::<String>::new(), "a normal run leaves nothing");
     println!(
         "one uninterrupted multi-edit of {} MiB takes {:.2} s; its new file shows after {temp_seen:?}",
-        KSIZE >> 20,
+        size >> 20,
         run_length.as_secs_f64()
     );
 
