@@ -6,7 +6,10 @@
 //! content (and from where), or put there by an edit. The diff
 //! (`super::diff`) is made from that, not by comparing the two texts.
 //! Memory: the old content, the current one and the next (three times the
-//! file at most); a buffer that cannot be had is `OUT_OF_MEMORY`.
+//! file at most; twice for one edit, the old content is not copied); a
+//! buffer that cannot be had is `OUT_OF_MEMORY`.
+
+use std::borrow::Cow;
 
 use memchr::memmem;
 
@@ -36,8 +39,9 @@ pub struct Piece {
 
 /// The edits applied.
 #[derive(Debug)]
-pub struct Applied {
-    pub content: Vec<u8>,
+pub struct Applied<'a> {
+    /// The new content; the old one itself until an edit replaced something.
+    pub content: Cow<'a, [u8]>,
     /// The pieces of `content`, in order, covering it exactly.
     pub pieces: Vec<Piece>,
     /// Replacements made, over all edits.
@@ -46,21 +50,21 @@ pub struct Applied {
 
 /// Applies `edits` to `old` in order. The first that fails answers its
 /// error (with the full profile's hints); then nothing is to be written.
-pub fn apply(old: &[u8], edits: &[Edit]) -> Result<Applied, ToolError> {
-    let mut content = copy(old)?;
+pub fn apply<'a>(old: &'a [u8], edits: &[Edit]) -> Result<Applied<'a>, ToolError> {
+    let mut content = Cow::Borrowed(old);
     let mut pieces = vec![Piece { len: old.len(), from: Some(0) }];
     let mut count = 0;
     for edit in edits {
-        let (found, positions_of) = occurrences(&content, edit)?;
+        let (found, crlf) = occurrences(&content, edit)?;
         if found == 0 {
             continue;
         }
         let (old_bytes, new_bytes) =
-            positions_of.as_ref().map_or((edit.old.as_bytes(), edit.new.as_bytes()), |(o, n)| {
+            crlf.as_ref().map_or((edit.old.as_bytes(), edit.new.as_bytes()), |(o, n)| {
                 (o.as_slice(), n.as_slice())
             });
         let (next, next_pieces) = replace(&content, &pieces, old_bytes, new_bytes, found)?;
-        content = next;
+        content = Cow::Owned(next);
         pieces = next_pieces;
         count += found;
     }
@@ -137,14 +141,6 @@ fn replace(
     Ok((out, cut.out))
 }
 
-/// The old content, copied without aborting on a file too large.
-fn copy(old: &[u8]) -> Result<Vec<u8>, ToolError> {
-    let mut content = Vec::new();
-    memory::try_reserve(&mut content, old.len()).map_err(|_| ToolError::AllocationFailed)?;
-    content.extend_from_slice(old);
-    Ok(content)
-}
-
 /// Cuts the pieces of a content into those of its stretches, taken in
 /// order, and joins neighbours that continue one another.
 struct Cutter<'a> {
@@ -207,7 +203,7 @@ mod tests {
     fn edits_apply_in_order_and_pieces_say_what_was_copied() {
         let applied =
             apply(b"a b c b", &[edit("b", "XY", true), edit("XY c", "z", false)]).unwrap();
-        assert_eq!(applied.content, b"a z XY");
+        assert_eq!(&applied.content[..], b"a z XY");
         assert_eq!(applied.count, 3);
         assert_eq!(
             applied.pieces,
@@ -227,7 +223,7 @@ mod tests {
             apply(old, &[edit("two", "2", true), edit("\n2\n", "\n", false)]).unwrap_err();
         assert_eq!(applied.code(), "NOT_UNIQUE");
         let applied = apply(old, &[edit("two", "2", true), edit("three", "", false)]).unwrap();
-        assert_eq!(applied.content, b"one\n2\n\n2\n");
+        assert_eq!(&applied.content[..], b"one\n2\n\n2\n");
         assert_eq!(applied.pieces.iter().map(|p| p.len).sum::<usize>(), applied.content.len());
         let mut at = 0;
         for p in &applied.pieces {

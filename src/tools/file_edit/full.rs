@@ -42,7 +42,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         }
     }
     let applied = edits::apply(&content, &edits)?;
-    let changed = applied.content != content;
+    let changed = applied.content[..] != content[..];
     if changed && dry_run {
         // What the real write would check first: the file may be written.
         target.check_writable().map_err(|e| ToolError::from_io(&e, path, ToolError::OpenFailed))?;
