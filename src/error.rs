@@ -434,6 +434,23 @@ mod tests {
     }
 
     #[test]
+    fn a_detailed_error_keeps_its_code_and_adds_its_note_and_fields() {
+        let fields = vec![("edit", Field::Int(2))];
+        let err =
+            ToolError::NotUnique(3).detailed(Some("edits[2].old_string".into()), fields.clone());
+        assert_eq!(err.code(), "NOT_UNIQUE");
+        assert_eq!(
+            err.to_string(),
+            "String found 3 times, use replace_all to replace all (edits[2].old_string)"
+        );
+        assert_eq!(err.fields(), fields);
+        assert!(!err.is_bad_input());
+        let bad = ToolError::InvalidArg("x".into()).detailed(None, Vec::new());
+        assert_eq!((bad.to_string().as_str(), bad.is_bad_input()), ("x", true));
+        assert!(ToolError::NotFound.fields().is_empty());
+    }
+
+    #[test]
     fn glob_faults_say_what_and_where() {
         let cases = [
             (GlobFault::UnclosedBrace(0), "unclosed '{' at position 0"),
