@@ -42,6 +42,10 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         }
     }
     let applied = edits::apply(&content, &edits)?;
+    // The answer's parts first: the write, the one step that changes
+    // anything, comes last.
+    let diff = diff::unified(&content, &applied.content, &applied.pieces, path);
+    let sha256 = sha256_hex(&applied.content);
     let changed = applied.content[..] != content[..];
     if changed && dry_run {
         // What the real write would check first: the file may be written.
@@ -50,8 +54,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         atomic_write::write(&target, path, &applied.content[..])?;
     }
     drop(file);
-    let diff = diff::unified(&content, &applied.content, &applied.pieces, path);
-    Ok(answer(path, applied.count, &diff, sha256_hex(&applied.content), context.max_output))
+    Ok(answer(path, applied.count, &diff, sha256, context.max_output))
 }
 
 /// The seed's fields, then `diff` (within what the output limit leaves
