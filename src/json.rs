@@ -256,6 +256,8 @@ pub enum Field {
     /// A part should not end inside a character: each is decoded alone.
     Parts(Vec<Vec<u8>>),
     Int(i64),
+    /// A nested object, its keys in the order given (file_read's `image`).
+    Object(Vec<(&'static str, Field)>),
 }
 
 /// One compact JSON object with its keys in the order given.
@@ -271,6 +273,7 @@ pub fn write_object<W: Write + ?Sized>(w: &mut W, fields: &[(&str, Field)]) -> i
             Field::Text(bytes) => write_str(w, bytes)?,
             Field::Parts(parts) => write_str_parts(w, parts)?,
             Field::Int(n) => write!(w, "{n}")?,
+            Field::Object(fields) => write_object(w, fields)?,
         }
     }
     w.write_all(b"}")
