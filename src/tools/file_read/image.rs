@@ -103,13 +103,15 @@ pub fn answer(
     };
     let limit = max_bytes(context.max_output);
     if size > limit {
-        return Err(too_large(path, format, None, size, limit));
+        // The size in pixels, to tell, where the first bytes give it.
+        let pixels = dimensions(format, &head[..got]);
+        return Err(too_large(path, format, pixels, size, limit));
     }
     let content = read::read_up_to(file, path, limit.saturating_add(1))?;
     let bytes = content.len() as u64;
     if bytes > limit {
         // It grew since its size was read.
-        return Err(too_large(path, format, None, bytes, limit));
+        return Err(too_large(path, format, dimensions(format, &content), bytes, limit));
     }
     let Some((width, height)) = dimensions(format, &content) else {
         file.seek(SeekFrom::Start(0)).map_err(|_| ToolError::SeekFailed(path.to_owned()))?;
