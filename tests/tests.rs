@@ -20,6 +20,7 @@ mod file_edit;
 mod file_read;
 mod file_write;
 mod full_file_read;
+mod full_file_write;
 mod fuzz_args;
 mod glob;
 mod grep;

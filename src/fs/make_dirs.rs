@@ -45,6 +45,12 @@ pub fn parents(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
         ConfineError::Io(e) if e.raw_os_error() == Some(libc::ENOENT) => {
             ToolError::OpenFailed(path.to_owned()).because(missing_directory(path))
         }
+        // Refused at one of its directories: the path the model gave is
+        // what is outside.
+        ConfineError::Outside { roots, .. } => {
+            ConfineError::Outside { path: path.to_owned(), roots }
+                .into_tool_error(path, ToolError::OpenFailed)
+        }
         other => other.into_tool_error(path, ToolError::OpenFailed),
     };
     // The deepest directory that exists or could be made.
