@@ -25,6 +25,10 @@
 //! by path again — not the temporary file, the rename, the in-place write,
 //! the attributes or the directory's flush.
 //!
+//! `create` (file_write's `expected_sha256` `""`) makes a file that must not
+//! exist: the same crash-safe steps, but the rename never replaces
+//! (`RENAME_NOREPLACE`), so a file that appeared meanwhile is `STALE`.
+//!
 //! The caller holds the lock (`fs::lock`); this module only writes.
 
 use std::fs::{self, File};
