@@ -32,4 +32,5 @@ mod install;
 mod load;
 mod mcp;
 mod output_limit;
+mod profile;
 mod protocol;

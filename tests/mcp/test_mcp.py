@@ -31,14 +31,14 @@ HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
 
 
-def server(env=None, cwd=None):
+def server(env=None, cwd=None, args=()):
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return StdioServerParameters(command=BIN, args=["mcp"], env=full_env, cwd=cwd)
+    return StdioServerParameters(command=BIN, args=["mcp", *args], env=full_env, cwd=cwd)
 
 
-def session(mode, env=None, cwd=None):
-    return Client(server(env, cwd), mode=mode, read_timeout_seconds=30)
+def session(mode, env=None, cwd=None, args=()):
+    return Client(server(env, cwd, args), mode=mode, read_timeout_seconds=30)
 
 
 def run(coroutine_fn, *args):
@@ -46,8 +46,10 @@ def run(coroutine_fn, *args):
 
 
 def command_line(tool, args, env=None, cwd=None):
-    """The command line's answer for the same call (ikigai dialect)."""
+    """The command line's answer for the same call (ikigai dialect), in the
+    profile the server serves by default: full."""
     full_env = dict(os.environ)
+    full_env["IKIGAI_TOOLS_PROFILE"] = "full"
     full_env.update(env or {})
     done = subprocess.run(
         [BIN, tool], input=json.dumps(args).encode(), capture_output=True, env=full_env, cwd=cwd, check=True
@@ -109,16 +111,26 @@ def test_connects_and_names_itself(mode):
 # --- 2. tools/list ---------------------------------------------------------
 
 
+def schema_of(name, profile):
+    env = dict(os.environ, IKIGAI_TOOLS_PROFILE=profile)
+    done = subprocess.run([BIN, name, "--schema"], capture_output=True, check=True, env=env)
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_lists_the_six_tools_with_schemas_titles_and_hints(mode):
+@pytest.mark.parametrize("profile", ["full", "seed"])
+def test_lists_the_six_tools_with_schemas_titles_and_hints(mode, profile):
+    """The full profile by default; `--profile seed` lists exactly the seed schemas."""
+    args = () if profile == "full" else ("--profile", "seed")
+
     async def go():
-        async with session(mode) as c:
+        async with session(mode, args=args) as c:
             return (await c.list_tools()).tools
 
     tools = {t.name: t for t in run(go)}
     assert sorted(tools) == sorted(TOOLS)
     for name, tool in tools.items():
-        schema = json.loads(subprocess.run([BIN, name, "--schema"], capture_output=True, check=True).stdout)
+        schema = schema_of(name, profile)
         assert tool.description == schema["description"]
         assert tool.input_schema == schema["parameters"]
         assert tool.title
