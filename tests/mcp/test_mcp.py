@@ -10,10 +10,10 @@ import hashlib
 import json
 import os
 import struct
-import zlib
 import subprocess
 import tempfile
 import time
+import zlib
 
 import anyio
 import pytest
@@ -23,8 +23,6 @@ from mcp.types import ListRootsResult, Root
 BIN = os.environ.get("IKIGAI_TOOLS_BIN", "ikigai-tools")
 MODES = ["legacy", "auto"]
 TOOLS = ["bash", "file_read", "file_write", "file_edit", "glob", "grep"]
-# The profile the server serves unless told otherwise.
-FULL = {"IKIGAI_TOOLS_PROFILE": "full"}
 HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 # ping is deprecated by the stateless revision; the legacy tests still use it.
@@ -169,8 +167,7 @@ def test_calls_answer_as_the_command_line_does(mode, work):
                 return [await c.call_tool(name, args) for name, args in calls_for(work)]
 
         results = run(go)
-        # The server serves the full profile: the command line's answers there.
-        expected = [command_line(name, args, FULL) for name, args in calls_for(cli_work)]
+        expected = [command_line(name, args) for name, args in calls_for(cli_work)]
     for result, answer in zip(results, expected):
         answer = json.loads(json.dumps(answer).replace(cli_work, work))
         assert result.structured_content == answer
