@@ -258,7 +258,8 @@ pub enum Field {
     Int(i64),
     /// An array (the extra fields of an error envelope: file_edit's `lines`).
     List(Vec<Field>),
-    /// An object, keys in the order given (file_edit's `closest`).
+    /// An object, keys in the order given (file_edit's `closest`, file_read's
+    /// `image`).
     Object(Vec<(&'static str, Field)>),
 }
 

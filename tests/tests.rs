@@ -20,6 +20,8 @@ mod file_edit;
 mod file_read;
 mod file_write;
 mod full_file_edit;
+mod full_file_read;
+mod full_file_write;
 mod fuzz_args;
 mod glob;
 mod grep;
