@@ -66,6 +66,13 @@ pub const ENVIRONMENT: &[EnvVar] = &[
                as install.sh --profile full installs it)",
     },
     EnvVar {
+        name: "IKIGAI_TOOLS_IMAGES",
+        tools: &["file_read"],
+        host: false,
+        text: "`1`, set by `ikigai-tools mcp` for its calls: in the full profile an image file \
+               is answered as image data (not set by hand)",
+    },
+    EnvVar {
         name: "IKIGAI_TOOLS_NETWORK",
         tools: &["bash"],
         host: false,

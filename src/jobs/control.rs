@@ -5,8 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::store::{self, Ended, Job};
 use super::{Namespace, Settings};
 use crate::error::ToolError;
@@ -22,6 +20,10 @@ const LOOK_AGAIN: Duration = Duration::from_millis(50);
 /// What an answer holds beside the output, past `limit::ANSWER_RESERVE`
 /// (`"running":false,"timed_out":true` and a job id).
 const FIELDS_RESERVE: usize = 96;
+
+/// A job still being made after this long was abandoned by its starter
+/// (making one takes microseconds).
+const MAKING: Duration = Duration::from_secs(2);
 
 /// The most a `wait` blocks when no yield bounds it: ten minutes (an MCP
 /// client sees progress meanwhile, and may cancel).
@@ -148,47 +150,54 @@ pub fn list(settings: &Settings, limit: Option<usize>) -> Result<Answer, ToolErr
     let ns = Namespace::open(settings)?;
     sweep(&ns, settings);
     let budget = limit.map_or(usize::MAX, |l| l.saturating_sub(64));
-    let mut rows: Vec<u8> = b"[".to_vec();
+    let mut rows = Vec::new();
+    let mut size = 0;
     let mut more = 0i64;
     for id in ns.ids() {
         let Ok(job) = Job::open(&ns, &id) else { continue };
         let Some(meta) = job.meta() else { continue };
         let ended = job.ended();
         let mut command = meta.command;
-        if command.len() > 200 {
-            let mut cut = 200;
+        if command.len() > COMMAND_SHOWN {
+            let mut cut = COMMAND_SHOWN;
             while !command.is_char_boundary(cut) {
                 cut -= 1;
             }
             command.truncate(cut);
             command.push('…');
         }
-        let mut row = json!({
-            "job_id": id,
-            "command": command,
-            "state": state_name(ended),
-            "age": store::now_secs().saturating_sub(meta.started),
-            "bytes": job.count(),
-        });
+        let mut row = vec![
+            ("job_id", Field::Text(id.into_bytes())),
+            ("command", Field::Text(command.into_bytes())),
+            ("state", Field::Text(state_name(ended).as_bytes().to_vec())),
+            ("age", Field::Int(int(store::now_secs().saturating_sub(meta.started)))),
+            ("bytes", Field::Int(int(job.count()))),
+        ];
         if let Some(e) = ended {
-            row["exit_code"] = json!(e.exit_code);
+            row.push(("exit_code", Field::Int(e.exit_code)));
         }
-        let text = row.to_string();
-        if rows.len() + text.len() + 1 > budget {
+        // What the row takes in the answer, with its comma.
+        let mut written = Vec::new();
+        let _ = crate::json::write_object(&mut written, &row);
+        if size + written.len() + 1 > budget {
             more += 1;
             continue;
         }
-        if rows.len() > 1 {
-            rows.push(b',');
-        }
-        rows.extend_from_slice(text.as_bytes());
+        size += written.len() + 1;
+        rows.push(Field::Object(row));
     }
-    rows.push(b']');
-    let mut fields: Answer = vec![("jobs", Field::Raw(rows))];
+    let mut fields: Answer = vec![("jobs", Field::List(rows))];
     if more > 0 {
         fields.push(("more", Field::Int(more)));
     }
     Ok(fields)
+}
+
+/// The most of a command `job_list` shows, in bytes.
+const COMMAND_SHOWN: usize = 200;
+
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 fn state_name(ended: Option<Ended>) -> &'static str {
@@ -201,8 +210,10 @@ fn state_name(ended: Option<Ended>) -> &'static str {
 }
 
 /// Removes the ended jobs of `ns` that nobody read for the time to live
-/// (running ones are their supervisor's to expire).
+/// (running ones are their supervisor's to expire), and those whose making
+/// was abandoned.
 pub fn sweep(ns: &Namespace, settings: &Settings) {
+    Job::sweep_unfinished(ns, MAKING);
     for id in ns.ids() {
         let Ok(job) = Job::open(ns, &id) else { continue };
         if job.ended().is_none() {

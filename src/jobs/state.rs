@@ -62,7 +62,19 @@ impl Namespace {
         ids.sort();
         ids
     }
+
+    /// The jobs being made (`new-ID`), which no call sees as jobs.
+    pub fn unfinished(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.path) else { return vec![] };
+        entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.strip_prefix(UNFINISHED).is_some_and(is_id))
+            .collect()
+    }
 }
+
+/// The prefix of a job's directory while it is made.
+pub const UNFINISHED: &str = "new-";
 
 /// The state directory `settings` name.
 fn state_dir(settings: &Settings) -> PathBuf {

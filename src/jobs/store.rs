@@ -83,7 +83,7 @@ impl Job {
     /// job half made.
     pub fn create(ns: &Namespace, command: &str, keep: u64) -> io::Result<(Job, File)> {
         let id = state::new_id()?;
-        let making = format!("new-{id}");
+        let making = format!("{}{id}", state::UNFINISHED);
         rustix::fs::mkdirat(ns.fd(), making.as_str(), Mode::RWXU)?;
         let dir = rustix::fs::openat(
             ns.fd(),
@@ -93,13 +93,15 @@ impl Job {
         )?;
         let job = Job { path: ns.path().join(&id), id, dir };
         let made = (|| {
+            // The lock first: a job being made whose lock is free was
+            // abandoned (its starter killed), and `sweep_unfinished` removes it.
+            let lock = job.create_file(LOCK)?;
+            rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
             let meta = json!({"command": command, "started": now_secs(), "keep": keep});
             job.create_file(META)?.write_all(meta.to_string().as_bytes())?;
-            for name in [HEAD, RING, COUNT, CURSOR, LOCK] {
+            for name in [HEAD, RING, COUNT, CURSOR] {
                 job.create_file(name)?;
             }
-            let lock = job.open_file(LOCK, false)?;
-            rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
             rustix::fs::renameat(ns.fd(), making.as_str(), ns.fd(), job.id.as_str())?;
             Ok(lock)
         })();
@@ -108,6 +110,34 @@ impl Job {
             Err(e) => {
                 let _ = std::fs::remove_dir_all(ns.path().join(&making));
                 Err(e)
+            }
+        }
+    }
+
+    /// Removes the jobs of `ns` whose making was abandoned (a starter
+    /// killed while it made one): older than `after` (making one takes
+    /// microseconds) and their lock free or not there yet.
+    pub fn sweep_unfinished(ns: &Namespace, after: Duration) {
+        for name in ns.unfinished() {
+            let Ok(dir) = rustix::fs::openat(
+                ns.fd(),
+                name.as_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                continue;
+            };
+            let job = Job { id: name.clone(), path: ns.path().join(&name), dir };
+            let old = rustix::fs::fstat(&job.dir).is_ok_and(|st| {
+                let made = UNIX_EPOCH + Duration::from_secs(st.st_mtime.max(0).unsigned_abs());
+                age(made) > after
+            });
+            let free = match job.open_file(LOCK, false) {
+                Ok(lock) => rustix::fs::flock(&lock, FlockOperation::NonBlockingLockShared).is_ok(),
+                Err(_) => true,
+            };
+            if old && free {
+                job.remove();
             }
         }
     }
@@ -453,6 +483,31 @@ mod tests {
         // Disk: at most `keep` each.
         let size = |name: &str| std::fs::metadata(job.path.join(name)).unwrap().len();
         assert_eq!((size(HEAD), size(RING)), (MIN_KEEP, MIN_KEEP));
+    }
+
+    #[test]
+    fn a_job_whose_making_was_abandoned_is_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ns = namespace(tmp.path());
+        let (job, lock) = Job::create(&ns, "x", MIN_KEEP).unwrap();
+        // As a starter killed after the lock, before the rename: a job
+        // being made whose lock is free.
+        let making = ns.path().join(format!("{}{}", state::UNFINISHED, "0".repeat(32)));
+        std::fs::create_dir(&making).unwrap();
+        std::fs::write(making.join(LOCK), "").unwrap();
+        // And one being made now, its lock held.
+        let live = ns.path().join(format!("{}{}", state::UNFINISHED, "1".repeat(32)));
+        std::fs::create_dir(&live).unwrap();
+        std::fs::write(live.join(LOCK), "").unwrap();
+        let held = File::open(live.join(LOCK)).unwrap();
+        rustix::fs::flock(&held, FlockOperation::LockExclusive).unwrap();
+        Job::sweep_unfinished(&ns, Duration::from_secs(60));
+        assert!(making.exists(), "too young to be abandoned");
+        Job::sweep_unfinished(&ns, Duration::ZERO);
+        assert!(!making.exists());
+        assert!(live.exists());
+        assert_eq!(ns.ids(), vec![job.id.clone()], "a made job is not swept");
+        drop(lock);
     }
 
     #[test]

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::roots::Allowed;
 use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
+use crate::context::IMAGES_VAR;
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
 use crate::profile::{Profile, PROFILE_VAR};
 use crate::tools::Tool;
@@ -173,6 +174,9 @@ fn spawn_in_own_group(
         // The call runs in the profile the server lists its tools in.
         .env(PROFILE_VAR, profile.name())
         .env(crate::jobs::settings::SESSION_VAR, session)
+        // An MCP client takes image content: file_read may answer an image
+        // as one (full profile).
+        .env(IMAGES_VAR, "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
