@@ -131,6 +131,13 @@ pub const JOB_ENVIRONMENT: &[EnvVar] = &[
         host: false,
         text: "The agent whose jobs a call sees: each agent (and each MCP session) has its own",
     },
+    EnvVar {
+        name: "IKIGAI_TOOLS_SESSION",
+        tools: &["bash", "job_output", "job_kill", "job_list"],
+        host: false,
+        text: "The MCP session whose jobs a call sees, which `ikigai-tools mcp` passes to its \
+               calls (not set by hand)",
+    },
 ];
 
 /// A call of each tool, for its help.
