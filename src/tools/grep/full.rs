@@ -130,6 +130,7 @@ pub(super) fn run(args: &Args, context: &Context) -> Outcome {
                     } else if !(met.kept && met.kind.is_dir()) {
                         walk_skipped += 1;
                     }
+                    true
                 })
             }
         },
