@@ -19,6 +19,8 @@ mod dispatch;
 mod file_edit;
 mod file_read;
 mod file_write;
+mod full_glob;
+mod full_grep;
 mod fuzz_args;
 mod glob;
 mod grep;
