@@ -66,6 +66,10 @@ pub struct Met<'a> {
     pub kept: bool,
     /// How many directories below the start it lies (0: in the start).
     pub depth: usize,
+    /// The directory lies on a local file system read through the page
+    /// cache (`page_cached`), where a short read of a regular file means
+    /// its end.
+    pub local: bool,
 }
 
 impl Met<'_> {
@@ -166,13 +170,14 @@ impl Walker<'_, '_> {
         let names = &listing.names;
         listing.entries.sort_unstable_by(|a, b| names[a.0..a.1].cmp(&names[b.0..b.1]));
         let level = self.level_of(dir.as_fd(), &listing, path.len() - self.rel_at);
+        let local = page_cached(dir.as_fd());
         self.levels.push(level);
         let len = path.len();
         for &(start, end, kind) in &listing.entries {
             let name = &listing.names[start..end];
             path.extend_from_slice(name);
             let kept = self.keeps(&path[self.rel_at..], name, kind.is_dir());
-            let met = Met { path, kind, dir, name_at: len, kept, depth };
+            let met = Met { path, kind, dir, name_at: len, kept, depth, local };
             let enter = (self.visit)(&met);
             if enter && kept && kind.is_dir() && depth < MAX_DEPTH {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY;
@@ -274,6 +279,25 @@ impl Walker<'_, '_> {
         }
         ignore.or(gitignore).or(exclude)
     }
+}
+
+/// Whether `dir` lies on a local file system whose reads go through the
+/// page cache (ext4, XFS, Btrfs, tmpfs, overlayfs, F2FS): there a read of a
+/// regular file returns less than asked only at its end, so grep can skip
+/// the read that would find it (one system call a file). Elsewhere (FUSE,
+/// NFS, /proc) a short read proves nothing. One `fstatfs` a directory: a
+/// file system mounted on a directory is met as a directory.
+fn page_cached(dir: BorrowedFd<'_>) -> bool {
+    const LOCAL: [i64; 6] = [
+        0xEF53,      // ext2/3/4
+        0x5846_5342, // XFS
+        0x9123_683E, // Btrfs
+        0x0102_1994, // tmpfs
+        0x794C_7630, // overlayfs
+        0xF2F5_2010, // F2FS
+    ];
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    rustix::fs::fstatfs(dir).is_ok_and(|fs| LOCAL.contains(&(fs.f_type as i64)))
 }
 
 /// The rules of the file at `rel` in `dir` (beneath it, its last component

@@ -84,6 +84,8 @@ pub(super) fn room_for_directories() {
 pub(super) struct Item {
     pub(super) path: Vec<u8>,
     source: Source,
+    /// A short read of it means its end (`fs::walk::ignored::page_cached`).
+    pub(super) short_read_ends: bool,
 }
 
 enum Source {
@@ -99,13 +101,14 @@ enum Source {
 impl Item {
     /// The file at `path`, opened by it (unconfined).
     pub(super) fn by_path(path: &[u8]) -> Item {
-        Item { path: path.to_vec(), source: Source::Path }
+        Item { path: path.to_vec(), source: Source::Path, short_read_ends: false }
     }
 
     /// The entry whose name starts at byte `at` of `path`, in the open
     /// directory `dir` (the full profile's walk).
-    pub(super) fn entry(path: &[u8], dir: &Arc<OwnedFd>, at: usize) -> Item {
-        Item { path: path.to_vec(), source: Source::Entry(Arc::clone(dir), at) }
+    pub(super) fn entry(path: &[u8], dir: &Arc<OwnedFd>, at: usize, local: bool) -> Item {
+        let source = Source::Entry(Arc::clone(dir), at);
+        Item { path: path.to_vec(), source, short_read_ends: local }
     }
 
     fn of(found: Found<'_>) -> Item {
@@ -113,7 +116,7 @@ impl Item {
             Some((dir, at)) => Source::Entry(Arc::clone(dir), at),
             None => Source::Path,
         };
-        Item { path: found.path.to_vec(), source }
+        Item { path: found.path.to_vec(), source, short_read_ends: false }
     }
 
     /// Opens the file without blocking (see `open`); confined, never by
@@ -160,7 +163,11 @@ pub(super) fn named(
         None if is_regular_file(path) => Item::by_path(path.as_bytes()),
         None => return Ok(None),
         Some(roots) => match open_confined(path, roots)? {
-            Some(file) => Item { path: path.as_bytes().to_vec(), source: Source::Opened(file) },
+            Some(file) => Item {
+                path: path.as_bytes().to_vec(),
+                source: Source::Opened(file),
+                short_read_ends: false,
+            },
             None => return Ok(None),
         },
     };

@@ -24,7 +24,7 @@ use grep_searcher::{
 use super::files::{self, Item};
 use super::ordered::{self, Turn};
 use super::print::HOLD_AHEAD;
-use super::search::{self, has_nul, read_up_to, Pattern};
+use super::search::{self, has_nul, read_up_to_with, Pattern};
 use crate::context::Context;
 use crate::error::{GlobFault, ToolError};
 use crate::fs::walk::ignored::{walk_ignoring, Met, Rules};
@@ -127,7 +127,7 @@ pub(super) fn run(args: &Args, context: &Context) -> Outcome {
             None => {
                 walked = walk_ignoring(path, roots, &rules, &mut |met: &Met<'_>| {
                     if met.kept && met.kind == Kind::File {
-                        feed(Item::entry(met.path, met.dir, met.name_at));
+                        feed(Item::entry(met.path, met.dir, met.name_at, met.local));
                     } else if !(met.kept && met.kind.is_dir()) {
                         walk_skipped += 1;
                     }
@@ -305,7 +305,8 @@ impl Worker {
 /// counted as skipped.
 fn search_file(worker: &mut Worker, item: &Item, pager: &Mutex<Pager>, turn: &Turn<'_>) -> FileOut {
     let Ok(file) = item.open() else { return FileOut::default() };
-    let (read, whole) = read_up_to(&file, &mut worker.buffer, worker.whole_max);
+    let (read, whole) =
+        read_up_to_with(&file, &mut worker.buffer, worker.whole_max, item.short_read_ends);
     let content = &worker.buffer[..read];
     if whole && memchr::memchr(0, content).is_some() {
         return FileOut::default();

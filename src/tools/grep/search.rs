@@ -189,6 +189,18 @@ fn search_file(worker: &mut Worker, item: &Item, in_turn: Option<&InTurn<'_>>) -
 /// for all the room there is, so a small file takes one read and the one
 /// that finds its end. A read error ends the file where it happened.
 pub(super) fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usize, bool) {
+    read_up_to_with(file, buffer, max, false)
+}
+
+/// `read_up_to`; with `short_read_ends`, a read that returns less than it
+/// asked for is taken as the end of the file (true of regular files on
+/// page-cache file systems: `fs::walk::ignored::page_cached`).
+pub(super) fn read_up_to_with(
+    file: &File,
+    buffer: &mut Vec<u8>,
+    max: usize,
+    short_read_ends: bool,
+) -> (usize, bool) {
     let mut read = 0;
     loop {
         if read == buffer.len() {
@@ -199,7 +211,13 @@ pub(super) fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usiz
         }
         match (&*file).read(&mut buffer[read..]) {
             Ok(0) => return (read, true),
-            Ok(n) => read += n,
+            Ok(n) => {
+                let asked = buffer.len() - read;
+                read += n;
+                if short_read_ends && n < asked {
+                    return (read, true);
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return (read, true),
         }
@@ -225,6 +243,28 @@ pub(super) fn has_nul(file: &File) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Taking a short read as the end reads the same bytes, whatever the
+    /// size against the buffer (on the test's file system, local).
+    #[test]
+    fn a_short_read_as_the_end_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let b = BUFFER_START;
+        for size in [0, 1, b - 1, b, b + 1, 2 * b, 3 * b + 7] {
+            let content: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &content).unwrap();
+            for max in [b, 2 * b, 4 * b] {
+                let (mut plain, mut short) = (Vec::new(), Vec::new());
+                let file = File::open(&path).unwrap();
+                let a = read_up_to_with(&file, &mut plain, max, false);
+                let file = File::open(&path).unwrap();
+                let c = read_up_to_with(&file, &mut short, max, true);
+                assert_eq!(a, c, "size {size} max {max}");
+                assert_eq!(plain[..a.0], short[..c.0], "size {size} max {max}");
+            }
+        }
+    }
 
     /// Lines of a file searched whole and as a stream (past `whole_max`)
     /// are the same, NUL bytes make it binary either way.
