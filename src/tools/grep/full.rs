@@ -109,7 +109,11 @@ pub(super) fn run(args: &Args, context: &Context) -> Outcome {
     let pager = Mutex::new(Pager::new(&options, context.max_output));
     let mut walk_skipped: i64 = 0;
     let mut walked = Ok(());
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
+    // Twice the cores: the walk runs on the feeding thread and reads wait in
+    // the kernel (7,911 files on 2 cores: 51 ms with 2 threads, 42 with 3,
+    // 41 with 4; rg 51). Threads only start once files wait for them.
+    let threads =
+        std::thread::available_parallelism().map_or(1, |n| 2 * n.get()).clamp(1, MAX_THREADS);
     let whole_max = (WHOLE_TOTAL / threads).clamp(BUFFER_START, WHOLE_MAX);
     let (pager_ref, options_ref) = (&pager, &options);
     ordered::run(
