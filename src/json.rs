@@ -256,6 +256,7 @@ pub enum Field {
     /// A part should not end inside a character: each is decoded alone.
     Parts(Vec<Vec<u8>>),
     Int(i64),
+    Bool(bool),
     /// An array (the extra fields of an error envelope: file_edit's `lines`).
     List(Vec<Field>),
     /// An object, keys in the order given (file_edit's `closest`, file_read's
@@ -282,6 +283,7 @@ fn write_field<W: Write + ?Sized>(w: &mut W, value: &Field) -> io::Result<()> {
         Field::Text(bytes) => write_str(w, bytes),
         Field::Parts(parts) => write_str_parts(w, parts),
         Field::Int(n) => write!(w, "{n}"),
+        Field::Bool(b) => write!(w, "{b}"),
         Field::List(items) => {
             w.write_all(b"[")?;
             for (i, item) in items.iter().enumerate() {

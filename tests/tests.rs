@@ -22,6 +22,8 @@ mod file_write;
 mod full_file_edit;
 mod full_file_read;
 mod full_file_write;
+mod full_glob;
+mod full_grep;
 mod fuzz_args;
 mod glob;
 mod grep;
