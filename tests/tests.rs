@@ -19,6 +19,7 @@ mod dispatch;
 mod file_edit;
 mod file_read;
 mod file_write;
+mod full_differential;
 mod fuzz_args;
 mod glob;
 mod grep;
