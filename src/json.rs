@@ -256,6 +256,7 @@ pub enum Field {
     /// A part should not end inside a character: each is decoded alone.
     Parts(Vec<Vec<u8>>),
     Int(i64),
+    Bool(bool),
 }
 
 /// One compact JSON object with its keys in the order given.
@@ -271,6 +272,7 @@ pub fn write_object<W: Write + ?Sized>(w: &mut W, fields: &[(&str, Field)]) -> i
             Field::Text(bytes) => write_str(w, bytes)?,
             Field::Parts(parts) => write_str_parts(w, parts)?,
             Field::Int(n) => write!(w, "{n}")?,
+            Field::Bool(b) => write!(w, "{b}")?,
         }
     }
     w.write_all(b"}")

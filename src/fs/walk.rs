@@ -48,6 +48,7 @@ use rustix::fs::{fstat, OFlags, Stat};
 
 mod dirents;
 pub mod ignored;
+pub mod matched;
 
 use dirents::{kind_at, Dirents};
 

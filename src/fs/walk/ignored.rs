@@ -57,8 +57,6 @@ pub struct Rules {
 pub struct Met<'a> {
     /// The path as printed: the start as given, one `/`, the names.
     pub path: &'a [u8],
-    /// The path below the starting directory.
-    pub rel: &'a [u8],
     pub kind: Kind,
     /// The directory that holds the entry (open it from there by `name`).
     pub dir: &'a Arc<OwnedFd>,
@@ -66,6 +64,8 @@ pub struct Met<'a> {
     pub name_at: usize,
     /// False for an entry the rules leave out (not entered if a directory).
     pub kept: bool,
+    /// How many directories below the start it lies (0: in the start).
+    pub depth: usize,
 }
 
 impl Met<'_> {
@@ -97,13 +97,14 @@ impl Level {
 /// Walks the directory `start` (the path as given; `None`: the current
 /// directory) and calls `visit` for every entry met, directories before
 /// what they hold, the entries of a directory in byte order of their names
-/// (`rg --sort path`). A start outside the roots is `PERMISSION_DENIED`, a
+/// (`rg --sort path`); a kept directory is entered when `visit` answers
+/// true for it. A start outside the roots is `PERMISSION_DENIED`, a
 /// missing one `FILE_NOT_FOUND`.
 pub fn walk_ignoring(
     start: Option<&str>,
     roots: Option<&Roots>,
     rules: &Rules,
-    visit: &mut dyn FnMut(&Met<'_>),
+    visit: &mut dyn FnMut(&Met<'_>) -> bool,
 ) -> Result<(), ToolError> {
     let shown = start.unwrap_or(".");
     let (dir, above) = match roots {
@@ -138,7 +139,7 @@ pub fn walk_ignoring(
 
 struct Walker<'r, 'v> {
     rules: &'r Rules,
-    visit: &'v mut dyn FnMut(&Met<'_>),
+    visit: &'v mut dyn FnMut(&Met<'_>) -> bool,
     dirents: Dirents,
     /// The rules of the directories above the current entry, outermost first.
     levels: Vec<Level>,
@@ -171,8 +172,9 @@ impl Walker<'_, '_> {
             let name = &listing.names[start..end];
             path.extend_from_slice(name);
             let kept = self.keeps(&path[self.rel_at..], name, kind.is_dir());
-            (self.visit)(&Met { path, rel: &path[self.rel_at..], kind, dir, name_at: len, kept });
-            if kept && kind.is_dir() && depth < MAX_DEPTH {
+            let met = Met { path, kind, dir, name_at: len, kept, depth };
+            let enter = (self.visit)(&met);
+            if enter && kept && kind.is_dir() && depth < MAX_DEPTH {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY;
                 if let Ok(below) = open_entry(dir.as_fd(), OsStr::from_bytes(name), flags) {
                     path.push(b'/');

@@ -70,7 +70,7 @@ const CONFINED_FILES: u64 = 4096;
 /// Raises the soft limit on open files to `CONFINED_FILES` where the hard
 /// limit allows: under a low soft limit (`ulimit -Sn 256`) opening a file
 /// from its directory would fail and the file would be passed over.
-fn room_for_directories() {
+pub(super) fn room_for_directories() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
         let wanted = CONFINED_FILES.min(hard);
@@ -100,6 +100,12 @@ impl Item {
     /// The file at `path`, opened by it (unconfined).
     pub(super) fn by_path(path: &[u8]) -> Item {
         Item { path: path.to_vec(), source: Source::Path }
+    }
+
+    /// The entry whose name starts at byte `at` of `path`, in the open
+    /// directory `dir` (the full profile's walk).
+    pub(super) fn entry(path: &[u8], dir: &Arc<OwnedFd>, at: usize) -> Item {
+        Item { path: path.to_vec(), source: Source::Entry(Arc::clone(dir), at) }
     }
 
     fn of(found: Found<'_>) -> Item {
@@ -145,7 +151,7 @@ fn open(path: &[u8]) -> std::io::Result<File> {
 ///
 /// Confined, the file is opened beneath the roots, and selected by the
 /// filter beneath them too; a `path` outside the roots is refused.
-fn named(
+pub(super) fn named(
     path: &str,
     filter: Option<&str>,
     roots: Option<&Roots>,

@@ -69,6 +69,18 @@ pub(super) fn search(
 /// The regular expression, line by line: `^` and `$` at line boundaries
 /// (`$` also before `\r\n`), never a match across lines.
 pub(super) fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
+    matcher_with(pattern, Pattern::default())
+}
+
+/// How the full profile reads a pattern (`rg -i`, `rg -F`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Pattern {
+    pub(super) case_insensitive: bool,
+    pub(super) fixed_strings: bool,
+}
+
+/// `matcher`, the pattern read as `how` says.
+pub(super) fn matcher_with(pattern: &str, how: Pattern) -> Result<RegexMatcher, ToolError> {
     let invalid = |e: &dyn std::fmt::Display| ToolError::InvalidRegex(one_line(&e.to_string()));
     // The bound glob's patterns have too (`fs::pattern`): a 100 KB regex
     // over a 100 KB line took half a minute (ripgrep: more than a minute).
@@ -77,16 +89,21 @@ pub(super) fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
     }
     // grep-regex wraps the pattern in `(?:…)` before parsing, which would
     // show up in its messages; parse it as given first, with the same flags.
-    regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .multi_line(true)
-        .crlf(true)
-        .build()
-        .parse(pattern)
-        .map_err(|e| invalid(&e))?;
+    if !how.fixed_strings {
+        regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .multi_line(true)
+            .crlf(true)
+            .case_insensitive(how.case_insensitive)
+            .build()
+            .parse(pattern)
+            .map_err(|e| invalid(&e))?;
+    }
     RegexMatcherBuilder::new()
         .multi_line(true)
         .crlf(true)
+        .case_insensitive(how.case_insensitive)
+        .fixed_strings(how.fixed_strings)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_SIZE_LIMIT)
         .build(pattern)
@@ -166,7 +183,7 @@ fn search_file(worker: &mut Worker, item: &Item, in_turn: Option<&InTurn<'_>>) -
 /// many bytes were read and whether that is the whole file. Each read asks
 /// for all the room there is, so a small file takes one read and the one
 /// that finds its end. A read error ends the file where it happened.
-fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usize, bool) {
+pub(super) fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usize, bool) {
     let mut read = 0;
     loop {
         if read == buffer.len() {
