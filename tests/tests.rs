@@ -20,6 +20,8 @@ mod file_edit;
 mod file_read;
 mod file_write;
 mod full_differential;
+mod full_glob;
+mod full_grep;
 mod fuzz_args;
 mod glob;
 mod grep;

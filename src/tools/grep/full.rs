@@ -95,6 +95,7 @@ pub(super) fn run(args: &Args, context: &Context) -> Outcome {
         Pattern {
             case_insensitive: args.optional_bool("case_insensitive")?.unwrap_or(false),
             fixed_strings: args.optional_bool("fixed_strings")?.unwrap_or(false),
+            multiline: options.multiline,
         },
     )?;
     let roots = context.roots()?;

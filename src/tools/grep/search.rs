@@ -77,6 +77,8 @@ pub(super) fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
 pub(super) struct Pattern {
     pub(super) case_insensitive: bool,
     pub(super) fixed_strings: bool,
+    /// Matches may span lines (`rg -U`): no line terminator is kept out.
+    pub(super) multiline: bool,
 }
 
 /// `matcher`, the pattern read as `how` says.
@@ -99,9 +101,12 @@ pub(super) fn matcher_with(pattern: &str, how: Pattern) -> Result<RegexMatcher, 
             .parse(pattern)
             .map_err(|e| invalid(&e))?;
     }
-    RegexMatcherBuilder::new()
-        .multi_line(true)
-        .crlf(true)
+    let mut builder = RegexMatcherBuilder::new();
+    builder.multi_line(true).crlf(true);
+    if how.multiline {
+        builder.line_terminator(None);
+    }
+    builder
         .case_insensitive(how.case_insensitive)
         .fixed_strings(how.fixed_strings)
         .size_limit(REGEX_SIZE_LIMIT)
