@@ -110,6 +110,9 @@ const FILES: &[&str] = &[
     "a.c.orig",
     "naïve.rs",
     "z z.c",
+    "c:2:d.txt",
+    "e-3-f.c",
+    "#hash",
 ];
 
 const LINES: &[&str] = &[
@@ -159,6 +162,17 @@ const IGNORE_RULES: &[&str] = &[
     "/a",
     "*.c",
     "!main.c",
+    "\\#hash",
+    "!/top.txt",
+    "*.TXT",
+    "a/**/b.rs",
+    "[ab].c",
+    "main.c   ",
+    "src/",
+    "!src/core/",
+    "*",
+    "!*/",
+    "!*.rs",
 ];
 
 /// What a generated tree holds, for the messages and the expectations.
@@ -166,6 +180,9 @@ struct Tree {
     dirs: Vec<String>,
     /// Regular files, relative to `work/`.
     files: Vec<String>,
+    /// Those without a NUL byte: rg searches a binary file named as the
+    /// path ("binary file matches"), we skip it, so only these are named.
+    texts: Vec<String>,
 }
 
 fn pick_lines(rng: &mut Rng) -> Vec<&'static str> {
@@ -280,7 +297,12 @@ fn make_tree(env: &Env, rng: &mut Rng) -> Tree {
         }
     }
     files.sort();
-    Tree { dirs: dirs.into_iter().collect(), files }
+    let texts = files
+        .iter()
+        .filter(|f| fs::read(work.join(f)).is_ok_and(|b| !b.contains(&0)))
+        .cloned()
+        .collect();
+    Tree { dirs: dirs.into_iter().collect(), files, texts }
 }
 
 /// The tree, for a failure message: every file with its bytes escaped.
@@ -326,6 +348,11 @@ struct GrepCase {
     path: Option<String>,
     mode: Mode,
     multiline: bool,
+    /// rg matches a `-g` glob holding `/` against the path below its
+    /// working directory, we against the path below the searched one
+    /// (grep-format.md): for a glob with `/` under a directory, rg runs in
+    /// that directory with no path, and its paths get the directory back.
+    rg_dir: Option<String>,
 }
 
 const PATTERNS: &[&str] = &[
@@ -347,6 +374,12 @@ const PATTERNS: &[&str] = &[
     "latin1",
     r"\t",
     "zzz_nowhere",
+    "",
+    "école",
+    "straße",
+    r"^\s+foo",
+    "foo$|^bar",
+    r"\d",
 ];
 const FIXED: &[&str] = &["a.b", "a+b", "x(y)", "foo bar", "[", "é", "ß"];
 const MULTILINE: &[&str] =
@@ -424,7 +457,7 @@ fn grep_case(rng: &mut Rng, tree: &Tree) -> GrepCase {
         args.insert("no_ignore".into(), json!(true));
         rg.push("--no-ignore".into());
     }
-    let texts: Vec<&String> = tree.files.iter().filter(|f| !f.ends_with(".bin")).collect();
+    let texts = &tree.texts;
     let path = match rng.below(20) {
         0..=7 => None,
         8..=11 => Some(".".to_string()),
@@ -437,17 +470,22 @@ fn grep_case(rng: &mut Rng, tree: &Tree) -> GrepCase {
     if let Some(p) = &path {
         args.insert("path".into(), json!(p));
     }
+    let mut rg_dir = None;
     if rng.one_in(3) {
         // A glob with `/` is matched against the path relative to the
         // searched directory by us and relative to the working directory by
         // rg: both agree only when the search starts there.
-        let anchored_ok = path.as_deref().is_none_or(|p| p == ".");
+        let is_dir = path.as_ref().is_some_and(|p| tree.dirs.contains(p));
+        let anchored_ok = path.as_deref().is_none_or(|p| p == ".") || is_dir;
         let g =
             if anchored_ok && rng.one_in(2) { rng.pick(PATH_GLOBS) } else { rng.pick(NAME_GLOBS) };
         args.insert("glob".into(), json!(g));
         rg.extend(["-g".into(), g.into()]);
+        if g.contains('/') && is_dir {
+            rg_dir = path.clone();
+        }
     }
-    GrepCase { args, rg, pattern, path, mode, multiline }
+    GrepCase { args, rg, pattern, path, mode, multiline, rg_dir }
 }
 
 /// rg's base options: sorted, numbered, one line per match, no colours,
@@ -476,20 +514,33 @@ fn rg_base(peers: &Peers) -> Vec<String> {
 
 /// Runs a peer in `work/` with no user configuration; returns its stdout.
 fn run_peer(env: &Env, home: &Path, argv: &[String]) -> Result<String, String> {
+    run_peer_in(env, home, argv, None)
+}
+
+/// As [`run_peer`], in the directory `dir` below `work/` when given.
+fn run_peer_in(
+    env: &Env,
+    home: &Path,
+    argv: &[String],
+    dir: Option<&str>,
+) -> Result<String, String> {
     let out = Command::new(&argv[0])
         .args(&argv[1..])
-        .current_dir(env.work())
+        .current_dir(dir.map_or(env.work(), |d| env.work().join(d)))
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home)
         .env_remove("RIPGREP_CONFIG_PATH")
         .env_remove("GIT_DIR")
         .output()
         .map_err(|e| format!("{}: {e}", argv[0]))?;
-    // rg: 0 found, 1 nothing found; 2 is an error.
-    if out.status.code().is_some_and(|c| c <= 1) {
+    // rg: 0 found, 1 nothing found; 2 is an error, but also what rg says
+    // when a `-g` leaves no file to search (we answer nothing then).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let filtered_out = out.stdout.is_empty() && stderr.starts_with("No files were searched");
+    if out.status.code().is_some_and(|c| c <= 1) || filtered_out {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!("{:?} failed: {}", argv, String::from_utf8_lossy(&out.stderr)))
+        Err(format!("`{}` failed: {stderr}", shell_words(argv)))
     }
 }
 
@@ -507,6 +558,11 @@ fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
+/// rg --hidden searches `.git/`; our walk never enters `.git`
+/// (grep-format.md): rg is told so (an override, after the case's own `-g`,
+/// so it wins).
+const NOT_GIT: [&str; 2] = ["-g", "!.git"];
+
 /// A path under `.git/`: rg --hidden and fd -H list them; our walk never
 /// enters `.git` (grep-format.md), so they are left out of the peer's side.
 fn in_git_dir(path: &str) -> bool {
@@ -522,7 +578,7 @@ struct Line {
     matched: Option<String>,
 }
 
-fn normalise_content(raw: &str) -> Vec<Line> {
+fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
     let mut out = Vec::new();
     for line in raw.lines() {
         if line == "--" {
@@ -543,8 +599,8 @@ fn normalise_content(raw: &str) -> Vec<Line> {
             (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let text = text.strip_suffix('\r').unwrap_or(text);
         out.push(Line {
-            text: format!("{path}{mark}{n}{mark} {text}"),
-            matched: (mark == ':').then(|| path.to_string()),
+            text: format!("{prefix}{path}{mark}{n}{mark} {text}"),
+            matched: (mark == ':').then(|| format!("{prefix}{path}")),
         });
     }
     out
@@ -598,14 +654,19 @@ fn check_grep(
     peers: &Peers,
     case: &GrepCase,
     rng: &mut Rng,
+    matched: &mut usize,
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let mut argv = rg_base(peers);
     argv.extend(case.rg.iter().cloned());
+    argv.extend(NOT_GIT.map(String::from));
     argv.extend(["-e".into(), case.pattern.clone()]);
-    argv.extend(case.path.iter().cloned());
+    let dir = case.rg_dir.as_deref();
+    let rg_path = if dir.is_some() { None } else { case.path.clone() };
+    let prefix = dir.map_or(String::new(), |d| format!("{d}/"));
+    argv.extend(rg_path.iter().cloned());
     let call = Value::Object(case.args.clone()).to_string();
-    let theirs_raw = match run_peer(env, home, &argv) {
+    let theirs_raw = match run_peer_in(env, home, &argv, dir) {
         Ok(t) => t,
         Err(e) => return vec![format!("call {call}: {e}")],
     };
@@ -617,12 +678,12 @@ fn check_grep(
     };
     let (theirs, count): (Vec<String>, u64) = match case.mode {
         Mode::Content => {
-            let lines = normalise_content(&theirs_raw);
+            let lines = normalise_content(&theirs_raw, &prefix);
             let n = lines.iter().filter(|l| l.matched.is_some()).count() as u64;
             (lines.into_iter().map(|l| l.text).collect(), n)
         }
         Mode::Files => {
-            let lines: Vec<String> = theirs_raw.lines().map(String::from).collect();
+            let lines: Vec<String> = theirs_raw.lines().map(|l| format!("{prefix}{l}")).collect();
             let n = lines.len() as u64;
             (lines, n)
         }
@@ -633,14 +694,15 @@ fn check_grep(
             let lines: Vec<String> = if case.multiline {
                 let mut content = rg_base(peers);
                 content.extend(case.rg.iter().filter(|o| *o != "-c").cloned());
+                content.extend(NOT_GIT.map(String::from));
                 content.extend(["-e".into(), case.pattern.clone()]);
-                content.extend(case.path.iter().cloned());
-                match run_peer(env, home, &content) {
-                    Ok(raw) => per_file_counts(&normalise_content(&raw)),
+                content.extend(rg_path.iter().cloned());
+                match run_peer_in(env, home, &content, dir) {
+                    Ok(raw) => per_file_counts(&normalise_content(&raw, &prefix)),
                     Err(e) => return vec![format!("call {call}: {e}")],
                 }
             } else {
-                theirs_raw.lines().map(String::from).collect()
+                theirs_raw.lines().map(|l| format!("{prefix}{l}")).collect()
             };
             let n = lines
                 .iter()
@@ -650,8 +712,14 @@ fn check_grep(
             (lines, n)
         }
     };
+    if count > 0 {
+        *matched += 1;
+    }
     let ours_entries = entries(&ours);
-    let what = format!("call {call}\n  rg: {}", shell_words(&argv));
+    let what = match dir {
+        Some(d) => format!("call {call}\n  rg (in {d}/, paths prefixed): {}", shell_words(&argv)),
+        None => format!("call {call}\n  rg: {}", shell_words(&argv)),
+    };
     if ours_entries != theirs {
         problems.push(format!("output differs; {}", first_difference(&ours_entries, &theirs)));
     }
@@ -669,11 +737,13 @@ fn check_grep(
     if let Some(i) = case.rg.iter().position(|o| o == "-g") {
         list.extend(case.rg[i..i + 2].iter().cloned());
     }
-    list.extend(case.path.iter().cloned());
-    match run_peer(env, home, &list) {
+    list.extend(NOT_GIT.map(String::from));
+    list.extend(rg_path.iter().cloned());
+    match run_peer_in(env, home, &list, dir) {
         Ok(raw) => {
             let searched = raw
                 .lines()
+                .map(|p| format!("{prefix}{p}"))
                 .filter(|p| !in_git_dir(p))
                 .filter(|p| fs::read(env.work().join(p)).is_ok_and(|b| !b.contains(&0)))
                 .count();
@@ -799,7 +869,9 @@ fn check_glob(env: &Env, home: &Path, peers: &Peers, tree: &Tree, rng: &mut Rng)
     let name = rng.pick(GLOB_NAMES);
     let mut args = Map::new();
     args.insert("pattern".into(), json!(format!("**/{name}")));
-    let mut argv = vec![peers.fd.clone(), "--glob".into()];
+    // fd is case-insensitive for an all-lowercase pattern (smart case);
+    // our glob is case-sensitive.
+    let mut argv = vec![peers.fd.clone(), "--glob".into(), "--case-sensitive".into()];
     let hidden = rng.one_in(3);
     if hidden {
         args.insert("hidden".into(), json!(true));
@@ -901,6 +973,9 @@ fn trial(length: Length) {
          {grep_calls} grep and 2 glob calls each; one tree: IKIGAI_DIFF_ONLY=N"
     );
     let mut failures = Vec::new();
+    // Calls whose rg answer was not empty: a generator that stopped making
+    // matches would pass for nothing.
+    let (mut calls, mut matched) = (0usize, 0usize);
     for n in 0..trees as u64 {
         if only.is_some_and(|o| o != n) {
             continue;
@@ -912,7 +987,8 @@ fn trial(length: Length) {
         let mut problems = Vec::new();
         for _ in 0..grep_calls {
             let case = grep_case(&mut rng, &tree);
-            problems.extend(check_grep(&env, &home, &peers, &case, &mut rng));
+            calls += 1;
+            problems.extend(check_grep(&env, &home, &peers, &case, &mut rng, &mut matched));
         }
         for _ in 0..2 {
             problems.extend(check_glob(&env, &home, &peers, &tree, &mut rng));
@@ -925,11 +1001,16 @@ fn trial(length: Length) {
             ));
         }
     }
+    println!("full_differential: {matched} of {calls} grep calls had matches");
     assert!(
         failures.is_empty(),
         "{} of {trees} trees differ:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    assert!(
+        calls == 0 || matched * 4 >= calls,
+        "only {matched} of {calls} grep calls matched anything"
     );
 }
 
