@@ -576,13 +576,15 @@ fn in_git_dir(path: &str) -> bool {
 struct Line {
     text: String,
     matched: Option<String>,
+    /// The file of a match or context line.
+    path: Option<String>,
 }
 
 fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
     let mut out = Vec::new();
     for line in raw.lines() {
         if line == "--" {
-            out.push(Line { text: line.to_string(), matched: None });
+            out.push(Line { text: line.to_string(), matched: None, path: None });
             continue;
         }
         let (sep, mark) = match (line.find(MATCH_SEP), line.find(CONTEXT_SEP)) {
@@ -590,7 +592,11 @@ fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
             (Some(_), _) => (MATCH_SEP, ':'),
             (None, Some(_)) => (CONTEXT_SEP, '-'),
             (None, None) => {
-                out.push(Line { text: format!("<unparsed rg line {line:?}>"), matched: None });
+                out.push(Line {
+                    text: format!("<unparsed rg line {line:?}>"),
+                    matched: None,
+                    path: None,
+                });
                 continue;
             }
         };
@@ -601,6 +607,7 @@ fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
         out.push(Line {
             text: format!("{prefix}{path}{mark}{n}{mark} {text}"),
             matched: (mark == ':').then(|| format!("{prefix}{path}")),
+            path: Some(format!("{prefix}{path}")),
         });
     }
     out
@@ -678,12 +685,16 @@ fn check_grep(
     };
     let (theirs, count): (Vec<String>, u64) = match case.mode {
         Mode::Content => {
-            let lines = normalise_content(&theirs_raw, &prefix);
+            let lines = without_binary(env, normalise_content(&theirs_raw, &prefix));
             let n = lines.iter().filter(|l| l.matched.is_some()).count() as u64;
             (lines.into_iter().map(|l| l.text).collect(), n)
         }
         Mode::Files => {
-            let lines: Vec<String> = theirs_raw.lines().map(|l| format!("{prefix}{l}")).collect();
+            let lines: Vec<String> = theirs_raw
+                .lines()
+                .map(|l| format!("{prefix}{l}"))
+                .filter(|p| !is_binary(env, p))
+                .collect();
             let n = lines.len() as u64;
             (lines, n)
         }
@@ -698,11 +709,17 @@ fn check_grep(
                 content.extend(["-e".into(), case.pattern.clone()]);
                 content.extend(rg_path.iter().cloned());
                 match run_peer_in(env, home, &content, dir) {
-                    Ok(raw) => per_file_counts(&normalise_content(&raw, &prefix)),
+                    Ok(raw) => {
+                        per_file_counts(&without_binary(env, normalise_content(&raw, &prefix)))
+                    }
                     Err(e) => return vec![format!("call {call}: {e}")],
                 }
             } else {
-                theirs_raw.lines().map(|l| format!("{prefix}{l}")).collect()
+                theirs_raw
+                    .lines()
+                    .map(|l| format!("{prefix}{l}"))
+                    .filter(|l| l.rsplit_once(':').is_none_or(|(p, _)| !is_binary(env, p)))
+                    .collect()
             };
             let n = lines
                 .iter()
@@ -773,6 +790,34 @@ fn under(what: &str, problems: Vec<String>) -> Vec<String> {
     } else {
         vec![format!("{what}\n  {}", problems.join("\n  "))]
     }
+}
+
+/// Whether the file at `path` (as printed, from `work/`) holds a NUL.
+fn is_binary(env: &Env, path: &str) -> bool {
+    fs::read(env.work().join(path)).is_ok_and(|b| b.contains(&0))
+}
+
+/// rg 13 sometimes answers for a file holding a NUL when the match comes
+/// before it (`rg -l --crlf '^$'` over "\r\nx\0"; "WARNING: stopped
+/// searching binary file after match"); grep-format.md skips every file
+/// with a NUL, so such files' lines are dropped and the `--` around them
+/// mended.
+fn without_binary(env: &Env, lines: Vec<Line>) -> Vec<Line> {
+    if !lines.iter().any(|l| l.path.as_ref().is_some_and(|p| is_binary(env, p))) {
+        return lines;
+    }
+    let mut out: Vec<Line> = Vec::new();
+    for l in lines.into_iter().filter(|l| l.path.as_ref().is_none_or(|p| !is_binary(env, p))) {
+        let separator = l.path.is_none() && l.text == "--";
+        if separator && out.last().is_none_or(|last| last.path.is_none() && last.text == "--") {
+            continue;
+        }
+        out.push(l);
+    }
+    if out.last().is_some_and(|l| l.path.is_none() && l.text == "--") {
+        out.pop();
+    }
+    out
 }
 
 /// `PATH:N` lines: the match lines of each file, from rg's content output.
@@ -965,7 +1010,7 @@ fn check_glob(env: &Env, home: &Path, peers: &Peers, tree: &Tree, rng: &mut Rng)
 fn trial(length: Length) {
     let Some(peers) = peers() else { return };
     let seed = fuzz::seed_from_env();
-    let trees = length.count("IKIGAI_DIFF_TREES", 6, 150);
+    let trees = length.count("IKIGAI_DIFF_TREES", 6, 120);
     let only = std::env::var("IKIGAI_DIFF_ONLY").ok().and_then(|v| v.parse::<u64>().ok());
     let grep_calls = 8;
     println!(
@@ -1020,7 +1065,7 @@ fn grep_and_glob_agree_with_rg_and_fd() {
 }
 
 #[test]
-#[ignore = "long trial (150 trees), run by .ci/run"]
+#[ignore = "long trial (120 trees), run by .ci/run"]
 fn grep_and_glob_agree_with_rg_and_fd_long() {
     trial(Length::Long);
 }
