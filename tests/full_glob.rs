@@ -139,7 +139,9 @@ fn confined_the_walk_reads_and_follows_nothing_outside_the_roots() {
     // Unconfined the .gitignore above applies; confined it is never read.
     assert_eq!(call(false, json!({"pattern": "**/*.c"})), json!({"output": "", "count": 0}));
     assert_eq!(call(true, json!({"pattern": "**/*.c"})), json!({"output": "a.c", "count": 1}));
-    assert_eq!(call(true, json!({"pattern": "out/*"})), json!({"output": "", "count": 0}));
+    // A link out named as the start is refused; met in a walk, never followed.
+    assert_eq!(call(true, json!({"pattern": "out/*"}))["error_code"], "PERMISSION_DENIED");
+    assert_eq!(call(true, json!({"pattern": "*/*"})), json!({"output": "", "count": 0}));
     assert_eq!(
         call(true, json!({"pattern": "*", "path": ".."}))["error_code"],
         "PERMISSION_DENIED"
@@ -154,5 +156,26 @@ fn the_seed_profile_answers_as_before() {
     assert_eq!(
         env.call("glob", json!({"pattern": "**/*.c", "head_limit": 1, "no_ignore": false})),
         json!({"output": "a.c\nbuild/c.c\nlocal.c\nsrc/b.c\nsrc/gen.c", "count": 5})
+    );
+}
+
+#[test]
+fn leading_literal_directories_are_where_the_walk_starts() {
+    let env = Env::new();
+    env.write("w/src/a.rs", "");
+    env.write("w/src/deep/b.rs", "");
+    env.write("w/other.rs", "");
+    let in_w = |args: Value| {
+        env.cmd("glob")
+            .env("IKIGAI_TOOLS_PROFILE", "full")
+            .current_dir(env.path("w/src"))
+            .stdin(args.to_string())
+            .run()
+            .json()
+    };
+    assert_eq!(in_w(json!({"pattern": "../*.rs"})), json!({"output": "../other.rs", "count": 1}));
+    assert_eq!(
+        glob(&env, json!({"pattern": "w/src/**/*.rs"})),
+        json!({"output": "w/src/a.rs\nw/src/deep/b.rs", "count": 2})
     );
 }

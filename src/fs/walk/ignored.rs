@@ -365,3 +365,93 @@ fn normal_names(path: &Path) -> Vec<Vec<u8>> {
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `walk_ignoring` keeps, as printed, in order.
+    fn ours(start: &str, rules: &Rules) -> Vec<String> {
+        let mut kept = Vec::new();
+        walk_ignoring(Some(start), None, rules, &mut |met: &Met<'_>| {
+            if met.kept {
+                kept.push(String::from_utf8_lossy(met.path).into_owned());
+            }
+            true
+        })
+        .unwrap();
+        kept
+    }
+
+    /// What ripgrep's own walker (`ignore::WalkBuilder`, sorted, `.git`
+    /// left out as ours does) keeps.
+    fn theirs(start: &str, rules: &Rules) -> Vec<String> {
+        let mut builder = ignore::WalkBuilder::new(start);
+        builder
+            .hidden(!rules.hidden)
+            .git_global(false)
+            .ignore(!rules.no_ignore)
+            .git_ignore(!rules.no_ignore)
+            .git_exclude(!rules.no_ignore)
+            .parents(!rules.no_ignore)
+            .filter_entry(|e| e.file_name() != ".git")
+            .sort_by_file_name(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+        builder.build().skip(1).map(|e| e.unwrap().path().to_string_lossy().into_owned()).collect()
+    }
+
+    /// Random trees of names, hidden names, `.gitignore`/`.ignore` lines
+    /// (negations, anchored and directory patterns) and `.git` directories:
+    /// the walk keeps what ripgrep's walker keeps, in the same order.
+    #[test]
+    fn keeps_what_ripgreps_walker_keeps() {
+        let seed: u64 =
+            std::env::var("IKIGAI_WALK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
+        eprintln!("keeps_what_ripgreps_walker_keeps: IKIGAI_WALK_SEED={seed}");
+        let mut state = seed;
+        let mut next = move |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let names = ["a", "b.c", "c.log", ".h", "d", "e.tmp", "f"];
+        let lines =
+            ["*.log", "!keep.log", "d/", "/b.c", "*.tmp", "!e.tmp", ".h", "f", "x/a", "**/b.c"];
+        for trial in 0..15 {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            for _ in 0..25 {
+                let depth = 1 + next(3) as usize;
+                let mut path = root.to_path_buf();
+                for level in 0..depth {
+                    let name = names[next(names.len() as u64) as usize];
+                    path.push(if level + 1 < depth { format!("{name}x") } else { name.to_owned() });
+                }
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                if !path.exists() {
+                    std::fs::write(&path, "").unwrap();
+                }
+                let parent = path.parent().unwrap().to_path_buf();
+                match next(6) {
+                    0 => std::fs::create_dir_all(parent.join(".git")).unwrap(),
+                    1 | 2 => {
+                        let file = if next(2) == 0 { ".gitignore" } else { ".ignore" };
+                        let text: String = (0..1 + next(3))
+                            .map(|_| format!("{}\n", lines[next(lines.len() as u64) as usize]))
+                            .collect();
+                        std::fs::write(parent.join(file), text).unwrap();
+                    }
+                    _ => {}
+                }
+            }
+            let start = root.to_str().unwrap();
+            for (hidden, no_ignore) in [(false, false), (true, false), (false, true), (true, true)]
+            {
+                let rules = Rules { hidden, no_ignore, overrides: None };
+                assert_eq!(
+                    ours(start, &rules),
+                    theirs(start, &rules),
+                    "trial {trial}, hidden {hidden}, no_ignore {no_ignore}, IKIGAI_WALK_SEED={seed}"
+                );
+            }
+        }
+    }
+}

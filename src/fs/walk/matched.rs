@@ -8,9 +8,10 @@
 //! `.env`, as fd does); `.` and `..` are never met.
 
 use super::ignored::{walk_ignoring, Met, Rules};
-use super::{closure, literal_start};
+use super::{closure, literal_start, push_name};
 use crate::confine::Roots;
 use crate::error::ToolError;
+use crate::fs::pattern::Root;
 use crate::fs::pattern::{Component, Glob, Tree};
 
 /// Calls `found` with each match of `glob` the walk keeps, as printed (a
@@ -24,7 +25,7 @@ pub fn glob_ignoring(
     found: &mut dyn FnMut(&[u8], &Met<'_>),
 ) -> Result<(), ToolError> {
     for root in &glob.roots {
-        let (prefix, node) = literal_start(root);
+        let (prefix, node) = start_of(root);
         let tree = &root.tree;
         // The states reached at each depth: `below[d]` for entries at depth d.
         let mut below: Vec<Vec<usize>> = vec![closure(tree, vec![node])];
@@ -69,6 +70,26 @@ pub fn glob_ignoring(
         }
     }
     Ok(())
+}
+
+/// Where the walk of `root` starts: the directory its leading literal
+/// components name (`src/**/*.rs` starts in `src`, `../*.c` in `..`), and
+/// the pattern node there. That directory is taken as given, as `rg` and
+/// `fd` take the path they are given: the rules apply below it.
+fn start_of(root: &Root) -> (Vec<u8>, usize) {
+    let (mut prefix, mut at) = literal_start(root);
+    loop {
+        let node = root.tree.node(at);
+        let [child] = node.children[..] else { break };
+        let next = root.tree.node(child);
+        let Some(name) = next.component.literal() else { break };
+        if node.ends || node.ends_dir || next.ends || next.ends_dir {
+            break;
+        }
+        push_name(&mut prefix, name);
+        at = child;
+    }
+    (prefix, at)
 }
 
 /// The nodes an entry named `name` reaches from `states` (as the seed's

@@ -167,7 +167,6 @@ fn overrides(glob: &str) -> Result<ignore::overrides::Override, ToolError> {
 /// The answer's entries, in the order of the files, the page kept.
 struct Pager {
     output: Bounded,
-    mode: Mode,
     /// `--` between the groups of different files (context lines asked).
     separate: bool,
     offset: u64,
@@ -183,7 +182,6 @@ impl Pager {
     fn new(options: &Options, limit: Option<usize>) -> Pager {
         Pager {
             output: Bounded::for_answer(limit),
-            mode: options.mode,
             separate: options.mode == Mode::Content && (options.before > 0 || options.after > 0),
             offset: options.offset,
             head_limit: options.head_limit,
@@ -240,7 +238,6 @@ impl Pager {
         let mut output = self.output.finish_parts();
         // Each entry ends with a newline; the last one does not need it.
         limit::strip_final_newline(&mut output);
-        let _ = self.mode;
         let mut answer = vec![
             ("output", Field::Parts(output)),
             ("count", Field::Int(self.count)),
