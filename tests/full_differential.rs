@@ -927,15 +927,21 @@ fn check_glob(env: &Env, home: &Path, peers: &Peers, tree: &Tree, rng: &mut Rng)
         argv.push("-I".into());
     }
     argv.extend(["--".into(), name.into()]);
-    let path = match rng.below(4) {
+    let path = match rng.below(5) {
         0 => Some(".".to_string()),
-        1 if !tree.dirs.is_empty() => {
+        1 | 2 if !tree.dirs.is_empty() => {
             Some(tree.dirs[rng.below(tree.dirs.len() as u64) as usize].clone())
         }
         _ => None,
     };
     if let Some(p) = &path {
-        args.insert("path".into(), json!(p));
+        // The directory as `path`, or as the pattern's leading components
+        // (`src/core/**/*.c`): the same list either way.
+        if p != "." && rng.one_in(2) {
+            args.insert("pattern".into(), json!(format!("{p}/**/{name}")));
+        } else {
+            args.insert("path".into(), json!(p));
+        }
         argv.push(p.clone());
     }
     let call = Value::Object(args.clone()).to_string();
