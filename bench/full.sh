@@ -171,12 +171,15 @@ hyperfine -N -i --output=pipe --style=none -w "$warmup" --runs "$runs" \
     --export-csv "$tmp/results/full.csv" "${args[@]}" >/dev/null
 
 median() { awk -F, -v name="$1" 'NR > 1 && $1 == name {print $4}' "$tmp/results/full.csv"; }
+# cpu NAME: mean user + system time, steadier than wall time on a shared machine.
+cpu() { awk -F, -v name="$1" 'NR > 1 && $1 == name {print $5 + $6}' "$tmp/results/full.csv"; }
 ms() { awk -v s="$1" 'BEGIN { t = s * 1000; if (t >= 100) printf "%.0f ms", t; else if (t >= 10) printf "%.1f ms", t; else printf "%.2f ms", t }'; }
 
-echo "Medians of one hyperfine run (-N, output to a pipe); ratio = ours / theirs."
+echo "Medians of one hyperfine run (-N, output to a pipe); ratio = ours / theirs (the target is"
+echo "on it); CPU = mean user + system time of each, ours / theirs."
 echo
-echo "| Benchmark | ikigai-tools | Compared with | Its time | Ratio | Target |"
-echo "|---|---:|---|---:|---:|---|"
+echo "| Benchmark | ikigai-tools | Compared with | Its time | Ratio | Target | CPU ours / theirs |"
+echo "|---|---:|---|---:|---:|---|---|"
 for p in "${pairs[@]}"; do
     IFS=: read -r ours peer target labels <<<"$p"
     label="${labels%%|*}"
@@ -191,7 +194,10 @@ for p in "${pairs[@]}"; do
     else
         verdict="≤ $target ✗"
     fi
-    echo "| $label | $(ms "$a") | $peer_label | $(ms "$b") | **$ratio** | $verdict |"
+    ca="$(cpu "$ours")"
+    cb="$(cpu "$peer")"
+    cratio="$(awk -v a="$ca" -v b="$cb" 'BEGIN {printf "%.2f", a / b}')"
+    echo "| $label | $(ms "$a") | $peer_label | $(ms "$b") | **$ratio** | $verdict | $(ms "$ca") / $(ms "$cb") = $cratio |"
 done
 echo
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
