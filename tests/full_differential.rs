@@ -183,6 +183,8 @@ struct Tree {
     /// Those without a NUL byte: rg searches a binary file named as the
     /// path ("binary file matches"), we skip it, so only these are named.
     texts: Vec<String>,
+    /// `work/`, absolute.
+    work: String,
 }
 
 fn pick_lines(rng: &mut Rng) -> Vec<&'static str> {
@@ -250,6 +252,28 @@ fn make_tree(env: &Env, rng: &mut Rng) -> Tree {
             files.push(rel);
         }
     }
+    // Now and then a file past the 8 MiB our grep reads whole (it is
+    // searched as a stream then), a few matching lines in filler, and
+    // sometimes a NUL far past the start.
+    if rng.one_in(20) {
+        let place = rng.pick(&places.iter().map(String::as_str).collect::<Vec<_>>());
+        let rel = if place.is_empty() { "big.txt".to_string() } else { format!("{place}/big.txt") };
+        let mut big = Vec::with_capacity(9 << 20);
+        while big.len() < (17 << 19) {
+            if rng.one_in(20_000) {
+                big.extend_from_slice(rng.pick(LINES).as_bytes());
+            } else {
+                big.extend_from_slice(b"lorem ipsum dolor sit amet");
+            }
+            big.push(b'\n');
+        }
+        if rng.one_in(3) {
+            let at = big.len() - rng.range(1, 1 << 19);
+            big[at] = 0;
+        }
+        fs::write(work.join(&rel), big).unwrap();
+        files.push(rel);
+    }
     // A repository two times in three: a bare `.git` directory is what the
     // ignore crate (and rg) look for.
     if !rng.one_in(3) {
@@ -302,7 +326,8 @@ fn make_tree(env: &Env, rng: &mut Rng) -> Tree {
         .filter(|f| fs::read(work.join(f)).is_ok_and(|b| !b.contains(&0)))
         .cloned()
         .collect();
-    Tree { dirs: dirs.into_iter().collect(), files, texts }
+    let work = work.to_string_lossy().into_owned();
+    Tree { dirs: dirs.into_iter().collect(), files, texts, work }
 }
 
 /// The tree, for a failure message: every file with its bytes escaped.
@@ -324,6 +349,15 @@ fn describe(env: &Env, tree: &Tree) -> String {
     }
     for f in &tree.files {
         let bytes = fs::read(work.join(f)).unwrap_or_default();
+        if bytes.len() > 4096 {
+            let nul = bytes.iter().position(|&b| b == 0);
+            let _ = writeln!(
+                out,
+                "  file {f:?} {} bytes of filler lines, a NUL at {nul:?}",
+                bytes.len()
+            );
+            continue;
+        }
         let _ = writeln!(out, "  file {f:?} {:?}", bytes.escape_ascii().to_string());
     }
     out
@@ -467,6 +501,15 @@ fn grep_case(rng: &mut Rng, tree: &Tree) -> GrepCase {
         17..=19 if !texts.is_empty() => Some(texts[rng.below(texts.len() as u64) as usize].clone()),
         _ => None,
     };
+    // The same directory written otherwise: `src/`, `./src`, absolute.
+    let path = match path {
+        Some(p) if tree.dirs.contains(&p) && rng.one_in(4) => Some(match rng.below(3) {
+            0 => format!("{p}/"),
+            1 => format!("./{p}"),
+            _ => format!("{}/{p}", tree.work),
+        }),
+        other => other,
+    };
     if let Some(p) = &path {
         args.insert("path".into(), json!(p));
     }
@@ -580,7 +623,18 @@ struct Line {
     path: Option<String>,
 }
 
-fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
+impl Line {
+    /// A line whose text starts with its file's path.
+    fn of(text: &str, path: &str) -> Line {
+        Line {
+            text: text.to_string(),
+            matched: Some(path.to_string()),
+            path: Some(path.to_string()),
+        }
+    }
+}
+
+fn normalise_content(raw: &str) -> Vec<Line> {
     let mut out = Vec::new();
     for line in raw.lines() {
         if line == "--" {
@@ -592,6 +646,17 @@ fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
             (Some(_), _) => (MATCH_SEP, ':'),
             (None, Some(_)) => (CONTEXT_SEP, '-'),
             (None, None) => {
+                // rg's note after a match in a file with a NUL (dropped with
+                // the file's lines, see `without_binary`).
+                if let Some((path, _)) = line.split_once(": WARNING: stopped searching binary file")
+                {
+                    out.push(Line {
+                        text: line.to_string(),
+                        matched: None,
+                        path: Some(path.to_string()),
+                    });
+                    continue;
+                }
                 out.push(Line {
                     text: format!("<unparsed rg line {line:?}>"),
                     matched: None,
@@ -605,9 +670,9 @@ fn normalise_content(raw: &str, prefix: &str) -> Vec<Line> {
             (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let text = text.strip_suffix('\r').unwrap_or(text);
         out.push(Line {
-            text: format!("{prefix}{path}{mark}{n}{mark} {text}"),
-            matched: (mark == ':').then(|| format!("{prefix}{path}")),
-            path: Some(format!("{prefix}{path}")),
+            text: format!("{path}{mark}{n}{mark} {text}"),
+            matched: (mark == ':').then(|| path.to_string()),
+            path: Some(path.to_string()),
         });
     }
     out
@@ -654,72 +719,100 @@ fn call_grep(env: &Env, args: &Map<String, Value>) -> Result<Value, String> {
     Ok(ran.json())
 }
 
-/// Checks one grep case; returns the differences found.
-fn check_grep(
+/// How rg is run for a case, and how its paths become ours.
+struct Run {
+    /// The path argument.
+    path: Option<String>,
+    /// The directory below `work/` rg runs in.
+    dir: Option<String>,
+    /// Put before every path rg prints.
+    prefix: String,
+    /// Keep only the paths under the first (`d/`), written with the second
+    /// in its place (the path as the case gives it).
+    remap: Option<(String, String)>,
+}
+
+impl Run {
+    fn path(&self, printed: &str) -> Option<String> {
+        let p = format!("{}{printed}", self.prefix);
+        match &self.remap {
+            None => Some(p),
+            Some((under, shown)) => {
+                p.strip_prefix(under.as_str()).map(|rest| format!("{shown}{rest}"))
+            }
+        }
+    }
+}
+
+/// rg's answer to a case, in our terms.
+struct View {
+    entries: Vec<String>,
+    count: u64,
+    searched: usize,
+    /// The command lines, for the messages.
+    argv: String,
+}
+
+fn rg_view(
     env: &Env,
     home: &Path,
     peers: &Peers,
     case: &GrepCase,
-    rng: &mut Rng,
-    matched: &mut usize,
-) -> Vec<String> {
-    let mut problems = Vec::new();
-    let mut argv = rg_base(peers);
-    argv.extend(case.rg.iter().cloned());
-    argv.extend(NOT_GIT.map(String::from));
-    argv.extend(["-e".into(), case.pattern.clone()]);
-    let dir = case.rg_dir.as_deref();
-    let rg_path = if dir.is_some() { None } else { case.path.clone() };
-    let prefix = dir.map_or(String::new(), |d| format!("{d}/"));
-    argv.extend(rg_path.iter().cloned());
-    let call = Value::Object(case.args.clone()).to_string();
-    let theirs_raw = match run_peer_in(env, home, &argv, dir) {
-        Ok(t) => t,
-        Err(e) => return vec![format!("call {call}: {e}")],
+    run: &Run,
+) -> Result<View, String> {
+    let dir = run.dir.as_deref();
+    let command = |options: &mut dyn Iterator<Item = String>| {
+        let mut argv = rg_base(peers);
+        argv.extend(options);
+        argv.extend(NOT_GIT.map(String::from));
+        argv.extend(["-e".into(), case.pattern.clone()]);
+        argv.extend(run.path.iter().cloned());
+        argv
     };
-    let ours = match call_grep(env, &case.args) {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![format!("call {call}\n  rg: {}\n  ours failed: {e}", shell_words(&argv))]
-        }
+    let argv = command(&mut case.rg.iter().cloned());
+    let raw = run_peer_in(env, home, &argv, dir)?;
+    // Paths mapped to ours; lines of other files, and of files holding a
+    // NUL, dropped.
+    let keep = |lines: Vec<Line>| -> Vec<Line> {
+        let lines = lines
+            .into_iter()
+            .filter_map(|mut l| match l.path.take() {
+                None => Some(l),
+                Some(p) => {
+                    let shown = run.path(&p)?;
+                    l.text = format!("{shown}{}", &l.text[p.len()..]);
+                    l.matched = l.matched.map(|_| shown.clone());
+                    l.path = Some(shown);
+                    Some(l)
+                }
+            })
+            .collect();
+        without_binary(env, lines)
     };
-    let (theirs, count): (Vec<String>, u64) = match case.mode {
+    let (entries, count) = match case.mode {
         Mode::Content => {
-            let lines = without_binary(env, normalise_content(&theirs_raw, &prefix));
+            let lines = keep(normalise_content(&raw));
             let n = lines.iter().filter(|l| l.matched.is_some()).count() as u64;
-            (lines.into_iter().map(|l| l.text).collect(), n)
+            (lines.into_iter().map(|l| l.text).collect::<Vec<_>>(), n)
         }
         Mode::Files => {
-            let lines: Vec<String> = theirs_raw
-                .lines()
-                .map(|l| format!("{prefix}{l}"))
-                .filter(|p| !is_binary(env, p))
-                .collect();
+            let lines = keep(raw.lines().map(|p| Line::of(p, p)).collect());
             let n = lines.len() as u64;
-            (lines, n)
+            (lines.into_iter().map(|l| l.text).collect(), n)
         }
         Mode::Count => {
             // rg -U -c counts matches, not lines; grep-format.md counts the
             // matching lines (each line of a multi-line match): those are
             // taken from rg's content output instead.
             let lines: Vec<String> = if case.multiline {
-                let mut content = rg_base(peers);
-                content.extend(case.rg.iter().filter(|o| *o != "-c").cloned());
-                content.extend(NOT_GIT.map(String::from));
-                content.extend(["-e".into(), case.pattern.clone()]);
-                content.extend(rg_path.iter().cloned());
-                match run_peer_in(env, home, &content, dir) {
-                    Ok(raw) => {
-                        per_file_counts(&without_binary(env, normalise_content(&raw, &prefix)))
-                    }
-                    Err(e) => return vec![format!("call {call}: {e}")],
-                }
+                let content = command(&mut case.rg.iter().filter(|o| *o != "-c").cloned());
+                per_file_counts(&keep(normalise_content(&run_peer_in(env, home, &content, dir)?)))
             } else {
-                theirs_raw
+                let lines = raw
                     .lines()
-                    .map(|l| format!("{prefix}{l}"))
-                    .filter(|l| l.rsplit_once(':').is_none_or(|(p, _)| !is_binary(env, p)))
-                    .collect()
+                    .map(|l| Line::of(l, l.rsplit_once(':').map_or(l, |(p, _)| p)))
+                    .collect();
+                keep(lines).into_iter().map(|l| l.text).collect()
             };
             let n = lines
                 .iter()
@@ -729,23 +822,6 @@ fn check_grep(
             (lines, n)
         }
     };
-    if count > 0 {
-        *matched += 1;
-    }
-    let ours_entries = entries(&ours);
-    let what = match dir {
-        Some(d) => format!("call {call}\n  rg (in {d}/, paths prefixed): {}", shell_words(&argv)),
-        None => format!("call {call}\n  rg: {}", shell_words(&argv)),
-    };
-    if ours_entries != theirs {
-        problems.push(format!("output differs; {}", first_difference(&ours_entries, &theirs)));
-    }
-    if ours["count"] != json!(count) {
-        problems.push(format!("count: ours {}, theirs {count}", ours["count"]));
-    }
-    if ours.get("next_offset").is_some() {
-        problems.push(format!("next_offset without paging: {ours}"));
-    }
     // files_searched: what `rg --files` would search, binary files aside.
     let mut list = vec![peers.rg.clone(), "--files".into(), "--no-config".into()];
     list.extend(
@@ -755,24 +831,91 @@ fn check_grep(
         list.extend(case.rg[i..i + 2].iter().cloned());
     }
     list.extend(NOT_GIT.map(String::from));
-    list.extend(rg_path.iter().cloned());
-    match run_peer_in(env, home, &list, dir) {
-        Ok(raw) => {
-            let searched = raw
-                .lines()
-                .map(|p| format!("{prefix}{p}"))
-                .filter(|p| !in_git_dir(p))
-                .filter(|p| fs::read(env.work().join(p)).is_ok_and(|b| !b.contains(&0)))
-                .count();
-            if ours["files_searched"] != json!(searched) {
+    list.extend(run.path.iter().cloned());
+    let searched = run_peer_in(env, home, &list, dir)?
+        .lines()
+        .filter_map(|p| run.path(p))
+        .filter(|p| !in_git_dir(p) && !is_binary(env, p))
+        .count();
+    let place = dir.map_or(String::new(), |d| format!("(in {d}/) "));
+    let argv = format!("{place}{}\n  files: {place}{}", shell_words(&argv), shell_words(&list));
+    Ok(View { entries, count, searched, argv })
+}
+
+/// Checks one grep case; returns the differences found.
+fn check_grep(
+    env: &Env,
+    home: &Path,
+    peers: &Peers,
+    case: &GrepCase,
+    rng: &mut Rng,
+    matched: &mut usize,
+) -> Vec<String> {
+    let call = Value::Object(case.args.clone()).to_string();
+    let main = match &case.rg_dir {
+        Some(d) => Run { path: None, dir: Some(d.clone()), prefix: format!("{d}/"), remap: None },
+        None => Run { path: case.path.clone(), dir: None, prefix: String::new(), remap: None },
+    };
+    let theirs = match rg_view(env, home, peers, case, &main) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("call {call}: {e}")],
+    };
+    let what = format!("call {call}\n  rg: {}", theirs.argv);
+    let ours = match call_grep(env, &case.args) {
+        Ok(v) => v,
+        Err(e) => return under(&what, vec![format!("ours failed: {e}")]),
+    };
+    if theirs.count > 0 {
+        *matched += 1;
+    }
+    let ours_entries = entries(&ours);
+    let agrees = |v: &View| {
+        ours_entries == v.entries
+            && ours["count"] == json!(v.count)
+            && ours["files_searched"] == json!(v.searched)
+    };
+    let mut problems = Vec::new();
+    if !agrees(&theirs) {
+        // rg 13 (and fd 8.6) do not apply a rule with a `/` inside from an
+        // ignore file above the directory searched (`.git/info/exclude` or
+        // the top `.gitignore` saying `a/b/`: `rg foo a` searches a/b/,
+        // `rg foo` does not; git, ripgrep 14 and we leave a/b/ out). Then
+        // rg run from the top, its paths under the directory kept, is the
+        // other acceptable answer.
+        let alt = subdir_of(case.path.as_deref(), case.rg_dir.is_none()).and_then(|(d, shown)| {
+            let run = Run {
+                path: None,
+                dir: None,
+                prefix: String::new(),
+                remap: Some((format!("{d}/"), shown)),
+            };
+            rg_view(env, home, peers, case, &run).ok()
+        });
+        if alt.as_ref().is_some_and(agrees) {
+            // Agrees with rg from the top.
+        } else {
+            if ours_entries != theirs.entries {
                 problems.push(format!(
-                    "files_searched: ours {}, theirs {searched} (`{}`, binary files aside)",
-                    ours["files_searched"],
-                    shell_words(&list)
+                    "output differs; {}",
+                    first_difference(&ours_entries, &theirs.entries)
                 ));
             }
+            if ours["count"] != json!(theirs.count) {
+                problems.push(format!("count: ours {}, theirs {}", ours["count"], theirs.count));
+            }
+            if ours["files_searched"] != json!(theirs.searched) {
+                problems.push(format!(
+                    "files_searched: ours {}, theirs {} (binary files aside)",
+                    ours["files_searched"], theirs.searched
+                ));
+            }
+            if let Some(alt) = alt {
+                problems.push(format!("rg run from the top differs too: {}", alt.argv));
+            }
         }
-        Err(e) => problems.push(e),
+    }
+    if ours.get("next_offset").is_some() {
+        problems.push(format!("next_offset without paging: {ours}"));
     }
     if !ours["files_skipped"].is_u64() {
         problems.push(format!("files_skipped is not a count: {ours}"));
@@ -781,6 +924,26 @@ fn check_grep(
         problems.extend(check_paging(env, &case.args, &ours_entries, &ours["count"], rng));
     }
     under(&what, problems)
+}
+
+/// A subdirectory searched (`d`, `d/`, `./d`, absolute): the directory
+/// below `work/` and the path as printed before its files (`d/`, `./d/`,
+/// `/…/d/`). None for the top or a file.
+fn subdir_of(path: Option<&str>, allowed: bool) -> Option<(String, String)> {
+    let p = path?;
+    if !allowed {
+        return None;
+    }
+    let rel = p
+        .rsplit_once("/work/")
+        .map_or(p, |(_, r)| r)
+        .trim_start_matches("./")
+        .trim_end_matches('/');
+    if rel.is_empty() || rel == "." {
+        return None;
+    }
+    let shown = format!("{}/", p.trim_end_matches('/'));
+    Some((rel.to_string(), shown))
 }
 
 /// The problems of one call under its heading, as one entry.
@@ -803,18 +966,30 @@ fn is_binary(env: &Env, path: &str) -> bool {
 /// with a NUL, so such files' lines are dropped and the `--` around them
 /// mended.
 fn without_binary(env: &Env, lines: Vec<Line>) -> Vec<Line> {
-    if !lines.iter().any(|l| l.path.as_ref().is_some_and(|p| is_binary(env, p))) {
-        return lines;
-    }
+    let mut binary: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     let mut out: Vec<Line> = Vec::new();
-    for l in lines.into_iter().filter(|l| l.path.as_ref().is_none_or(|p| !is_binary(env, p))) {
-        let separator = l.path.is_none() && l.text == "--";
-        if separator && out.last().is_none_or(|last| last.path.is_none() && last.text == "--") {
+    for l in lines {
+        if let Some(p) = &l.path {
+            if *binary.entry(p.clone()).or_insert_with(|| is_binary(env, p)) {
+                continue;
+            }
+        }
+        out.push(l);
+    }
+    mend_separators(out)
+}
+
+/// `--` lines left leading, trailing or doubled by dropped files removed.
+fn mend_separators(lines: Vec<Line>) -> Vec<Line> {
+    let is_sep = |l: &Line| l.path.is_none() && l.text == "--";
+    let mut out: Vec<Line> = Vec::new();
+    for l in lines {
+        if is_sep(&l) && out.last().is_none_or(is_sep) {
             continue;
         }
         out.push(l);
     }
-    if out.last().is_some_and(|l| l.path.is_none() && l.text == "--") {
+    if out.last().is_some_and(is_sep) {
         out.pop();
     }
     out
@@ -966,6 +1141,29 @@ fn check_glob(env: &Env, home: &Path, peers: &Peers, tree: &Tree, rng: &mut Rng)
     let mut problems = Vec::new();
     let ours_entries = entries(&ours);
     if ours_entries != theirs {
+        // fd 8.6 misses a rule with a `/` inside from an ignore file above
+        // the directory it lists, as rg 13 does (see check_grep): fd run
+        // from the top, its paths under the directory kept, is the other
+        // acceptable list.
+        if let Some(d) = path.as_deref().filter(|p| *p != ".") {
+            let mut top = argv.clone();
+            top.pop();
+            if let Ok(raw) = run_peer(env, home, &top) {
+                let under_d = format!("{d}/");
+                let mut alt: Vec<String> = raw
+                    .lines()
+                    .map(|p| p.strip_suffix('/').unwrap_or(p))
+                    .filter(|p| !in_git_dir(p) && p.starts_with(&under_d))
+                    .map(String::from)
+                    .collect();
+                alt.sort();
+                if alt == ours_entries {
+                    theirs = alt;
+                }
+            }
+        }
+    }
+    if ours_entries != theirs {
         problems.push(format!("output differs; {}", first_difference(&ours_entries, &theirs)));
     }
     if ours["count"] != json!(theirs.len()) {
@@ -1026,7 +1224,7 @@ fn trial(length: Length) {
     let mut failures = Vec::new();
     // Calls whose rg answer was not empty: a generator that stopped making
     // matches would pass for nothing.
-    let (mut calls, mut matched) = (0usize, 0usize);
+    let (mut calls, mut matched, mut big) = (0usize, 0usize, 0usize);
     for n in 0..trees as u64 {
         if only.is_some_and(|o| o != n) {
             continue;
@@ -1035,6 +1233,7 @@ fn trial(length: Length) {
         let env = Env::new();
         let home = env.beside("home");
         let tree = make_tree(&env, &mut rng);
+        big += usize::from(tree.files.iter().any(|f| f.ends_with("big.txt")));
         let mut problems = Vec::new();
         for _ in 0..grep_calls {
             let case = grep_case(&mut rng, &tree);
@@ -1052,7 +1251,7 @@ fn trial(length: Length) {
             ));
         }
     }
-    println!("full_differential: {matched} of {calls} grep calls had matches");
+    println!("full_differential: {matched} of {calls} grep calls had matches; {big} trees held a file past 8 MiB");
     assert!(
         failures.is_empty(),
         "{} of {trees} trees differ:\n{}",
