@@ -14,7 +14,10 @@
 //!   `IKIGAI_TOOLS_LOCK_WAIT` (docs/TOOLS.md, `fs::lock`).
 //!
 //! - the profile (`crate::profile`): which parameters the call may use and
-//!   which fields its answer carries.
+//!   which fields its answer carries;
+//! - whether the answer may carry an image (file_read, full profile):
+//!   `IKIGAI_TOOLS_IMAGES=1`, set by the MCP server for its calls, whose
+//!   clients take image content; a command-line host reads text.
 
 use std::time::Duration;
 
@@ -31,6 +34,9 @@ const IKIGAI_TOOL_MAX_OUTPUT: usize = 65_535;
 /// Smaller limits count as this much: room for the envelope, the marker
 /// and some output.
 const MIN_MAX_OUTPUT: usize = 1024;
+
+/// Set to `1` by the MCP server for each call (`mcp::call`).
+pub const IMAGES_VAR: &str = "IKIGAI_TOOLS_IMAGES";
 
 const LOCK_WAIT_VAR: &str = "IKIGAI_TOOLS_LOCK_WAIT";
 /// How long a change waits for another change of the same file: ours take
@@ -68,6 +74,9 @@ pub struct Context {
     /// The profile the call is served in: the full profile's parameters
     /// and answer fields exist only there (docs/SPEC.md, "Profiles").
     pub profile: Profile,
+    /// Whether an image file may be answered as an image (base64) rather
+    /// than as text: only a client that shows images (MCP) asks.
+    pub images: bool,
 }
 
 impl Context {
@@ -84,6 +93,7 @@ impl Context {
             network: std::env::var_os(NETWORK_VAR).is_some_and(|v| v == "on"),
             lock_wait: parse_lock_wait(std::env::var(LOCK_WAIT_VAR).ok().as_deref()),
             profile,
+            images: std::env::var_os(IMAGES_VAR).is_some_and(|v| v == "1"),
         }
     }
 

@@ -310,11 +310,12 @@ mod x86_64 {
         }
         // SAFETY: readlink wrote the first `n` bytes of `buf`.
         let path = unsafe { core::slice::from_raw_parts(buf.as_ptr() as *const u8, n as usize) };
-        let start = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
-        let (_, name) = path.split_at(start);
+        // The file name, compared from its end: iterators only, no
+        // indexing that could panic.
+        let name_len = path.iter().rev().take_while(|&&b| b != b'/').count();
+        let full = super::FULL_BINARY;
         Some(
-            name.len() == super::FULL_BINARY.len()
-                && name.iter().zip(super::FULL_BINARY).all(|(a, b)| a == b),
+            name_len == full.len() && path.iter().rev().zip(full.iter().rev()).all(|(a, b)| a == b),
         )
     }
 

@@ -6,6 +6,18 @@
 use std::fmt;
 use std::io;
 
+use crate::json::Field;
+
+/// What a [`ToolError::Detailed`] adds to its error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    pub error: ToolError,
+    /// Told after the error's message, in parentheses.
+    pub note: Option<String>,
+    /// The envelope's fields after `error_code`, in this order.
+    pub fields: Vec<(&'static str, Field)>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolError {
     /// Stdin or `$1` is not one JSON object. The text says what is wrong.
@@ -40,6 +52,11 @@ pub enum ToolError {
     /// the version `expected_sha256` names: it changed since it was read.
     /// Nothing was written.
     Stale(String),
+    /// An error that tells more (full profile only): the error itself, a
+    /// note its message adds in parentheses, and fields its envelope
+    /// carries after `error_code` (docs/SPEC.md, "Error codes"). Its code
+    /// is the error's.
+    Detailed(Box<Detail>),
     /// A buffer the file needs could not be had: the file is too large
     /// for the memory the process may use. (`OUT_OF_MEMORY`, docs/SPEC.md's
     /// description of the code as its message.)
@@ -67,6 +84,22 @@ impl ToolError {
             ToolError::NotUnique(_) => "NOT_UNIQUE",
             ToolError::Stale(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
+            ToolError::Detailed(detail) => detail.error.code(),
+        }
+    }
+
+    /// The error with a note after its message and fields in its envelope
+    /// (full profile).
+    pub fn detailed(self, note: Option<String>, fields: Vec<(&'static str, Field)>) -> ToolError {
+        ToolError::Detailed(Box::new(Detail { error: self, note, fields }))
+    }
+
+    /// The fields the envelope carries after `error_code`: none but for a
+    /// detailed error.
+    pub fn fields(&self) -> &[(&'static str, Field)] {
+        match self {
+            ToolError::Detailed(detail) => &detail.fields,
+            _ => &[],
         }
     }
 
@@ -74,7 +107,10 @@ impl ToolError {
     /// rather than the operation; such errors are echoed on stderr in both
     /// dialects so that a human watching the host sees them too.
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, ToolError::InvalidJson(_) | ToolError::InvalidArg(_))
+        match self {
+            ToolError::Detailed(detail) => detail.error.is_bad_input(),
+            other => matches!(other, ToolError::InvalidJson(_) | ToolError::InvalidArg(_)),
+        }
     }
 
     /// Classifies an I/O error met while opening or reading `path`:
@@ -300,6 +336,10 @@ impl fmt::Display for ToolError {
                  again, nothing was written)"
             ),
             ToolError::AllocationFailed => f.write_str("Memory allocation failed"),
+            ToolError::Detailed(detail) => match &detail.note {
+                Some(note) => write!(f, "{} ({note})", detail.error),
+                None => detail.error.fmt(f),
+            },
         }
     }
 }
@@ -391,6 +431,23 @@ mod tests {
             assert_eq!(err.code(), code);
             assert_eq!(err.to_string(), msg);
         }
+    }
+
+    #[test]
+    fn a_detailed_error_keeps_its_code_and_adds_its_note_and_fields() {
+        let fields = vec![("edit", Field::Int(2))];
+        let err =
+            ToolError::NotUnique(3).detailed(Some("edits[2].old_string".into()), fields.clone());
+        assert_eq!(err.code(), "NOT_UNIQUE");
+        assert_eq!(
+            err.to_string(),
+            "String found 3 times, use replace_all to replace all (edits[2].old_string)"
+        );
+        assert_eq!(err.fields(), fields);
+        assert!(!err.is_bad_input());
+        let bad = ToolError::InvalidArg("x".into()).detailed(None, Vec::new());
+        assert_eq!((bad.to_string().as_str(), bad.is_bad_input()), ("x", true));
+        assert!(ToolError::NotFound.fields().is_empty());
     }
 
     #[test]

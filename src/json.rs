@@ -257,6 +257,11 @@ pub enum Field {
     Parts(Vec<Vec<u8>>),
     Int(i64),
     Bool(bool),
+    /// An array (the extra fields of an error envelope: file_edit's `lines`).
+    List(Vec<Field>),
+    /// An object, keys in the order given (file_edit's `closest`, file_read's
+    /// `image`).
+    Object(Vec<(&'static str, Field)>),
 }
 
 /// One compact JSON object with its keys in the order given.
@@ -268,14 +273,29 @@ pub fn write_object<W: Write + ?Sized>(w: &mut W, fields: &[(&str, Field)]) -> i
         }
         write_str(w, key.as_bytes())?;
         w.write_all(b":")?;
-        match value {
-            Field::Text(bytes) => write_str(w, bytes)?,
-            Field::Parts(parts) => write_str_parts(w, parts)?,
-            Field::Int(n) => write!(w, "{n}")?,
-            Field::Bool(b) => write!(w, "{b}")?,
-        }
+        write_field(w, value)?;
     }
     w.write_all(b"}")
+}
+
+fn write_field<W: Write + ?Sized>(w: &mut W, value: &Field) -> io::Result<()> {
+    match value {
+        Field::Text(bytes) => write_str(w, bytes),
+        Field::Parts(parts) => write_str_parts(w, parts),
+        Field::Int(n) => write!(w, "{n}"),
+        Field::Bool(b) => write!(w, "{b}"),
+        Field::List(items) => {
+            w.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                write_field(w, item)?;
+            }
+            w.write_all(b"]")
+        }
+        Field::Object(fields) => write_object(w, fields),
+    }
 }
 
 #[cfg(test)]

@@ -186,6 +186,21 @@ impl Args {
         }
     }
 
+    /// An array (file_edit's `edits`); its items are the tool's to read.
+    pub fn optional_array(&self, name: &str) -> Result<Option<&[Value]>, ToolError> {
+        match self.get(name) {
+            Ok(None) => Ok(None),
+            Ok(Some(Value::Array(items))) => Ok(Some(items)),
+            Ok(Some(_)) | Err(_) => Err(wrong_type(name, "an array")),
+        }
+    }
+
+    /// Whether the argument object has `name`, whatever it holds (`null`
+    /// counts as absent).
+    pub fn has(&self, name: &str) -> bool {
+        self.out_of_range.contains_key(name) || self.map.get(name).is_some_and(|v| !v.is_null())
+    }
+
     pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, ToolError> {
         match self.get(name) {
             Ok(None) => Ok(None),
@@ -287,14 +302,8 @@ pub fn finish(outcome: &Outcome, context: &Context) -> Ending {
     let (written, ending) = match outcome {
         Ok(fields) => (json::write_object(&mut out, fields), Ending { echo: None, failed: false }),
         Err(err) => {
-            let message = bounded_message(err, context.max_output);
-            let written = json::write_object(
-                &mut out,
-                &[
-                    ("error", Field::Text(message.clone().into_bytes())),
-                    ("error_code", Field::Text(err.code().as_bytes().to_vec())),
-                ],
-            );
+            let (message, fields) = error_envelope(err, context.max_output);
+            let written = json::write_object(&mut out, &fields);
             let shellclaw = context.dialect == Dialect::Shellclaw;
             let echo = (err.is_bad_input() || shellclaw).then_some(message);
             (written, Ending { echo, failed: shellclaw })
@@ -317,6 +326,30 @@ fn line_end(stdout_is_terminal: bool) -> &'static [u8] {
     } else {
         b""
     }
+}
+
+/// The error envelope of `err` under `limit`, and its message:
+/// `{"error","error_code"}`, then the fields a detailed error carries
+/// (full profile) when they take at most half the limit (they are hints:
+/// the message and the code come first); the message gets what is left.
+fn error_envelope(err: &ToolError, limit: Option<usize>) -> (String, Answer) {
+    let extra = err.fields();
+    let mut written = Vec::new();
+    let fits = extra.is_empty()
+        || json::write_object(&mut written, extra).is_ok()
+            && limit.is_none_or(|l| written.len() <= l / 2);
+    let (extra, limit) = if fits {
+        (extra, limit.map(|l| l.saturating_sub(written.len())))
+    } else {
+        (&[][..], limit)
+    };
+    let message = bounded_message(err, limit);
+    let mut fields = vec![
+        ("error", Field::Text(message.clone().into_bytes())),
+        ("error_code", Field::Text(err.code().as_bytes().to_vec())),
+    ];
+    fields.extend(extra.iter().cloned());
+    (message, fields)
 }
 
 /// The message of `err` as its envelope may hold it under `limit`: whole
@@ -429,15 +462,42 @@ mod tests {
     /// The printed envelope of an error under `limit`, as `finish` writes it.
     fn envelope(err: &ToolError, limit: Option<usize>) -> Vec<u8> {
         let mut out = Vec::new();
-        json::write_object(
-            &mut out,
-            &[
-                ("error", Field::Text(bounded_message(err, limit).into_bytes())),
-                ("error_code", Field::Text(err.code().as_bytes().to_vec())),
-            ],
-        )
-        .unwrap();
+        json::write_object(&mut out, &error_envelope(err, limit).1).unwrap();
         out
+    }
+
+    #[test]
+    fn a_detailed_error_carries_its_fields_within_the_limit() {
+        let hint = |text: &str| {
+            vec![
+                ("edit", Field::Int(2)),
+                (
+                    "closest",
+                    Field::Object(vec![
+                        ("line", Field::Int(7)),
+                        ("text", Field::Text(text.into())),
+                    ]),
+                ),
+                ("lines", Field::List(vec![Field::Int(1), Field::Int(3)])),
+            ]
+        };
+        let err = ToolError::NotFound.detailed(Some("edits[2].old_string".into()), hint("let x"));
+        assert_eq!(
+            String::from_utf8(envelope(&err, Some(1024))).unwrap(),
+            r#"{"error":"String not found in file (edits[2].old_string)","error_code":"NOT_FOUND","edit":2,"closest":{"line":7,"text":"let x"},"lines":[1,3]}"#
+        );
+        // Fields too large for half the limit are left out; the message is
+        // cut to what the fields leave.
+        let huge = ToolError::NotFound.detailed(None, hint(&"\u{1}".repeat(200)));
+        assert_eq!(
+            envelope(&huge, Some(1024)),
+            br#"{"error":"String not found in file","error_code":"NOT_FOUND"}"#
+        );
+        assert!(envelope(&huge, None).len() > 1024);
+        let long = ToolError::InvalidArg("x".repeat(5000)).detailed(None, hint("let x"));
+        let out = envelope(&long, Some(1024));
+        assert!(out.len() <= 1024, "{}", out.len());
+        assert!(out.ends_with(br#""lines":[1,3]}"#));
     }
 
     #[test]

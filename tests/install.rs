@@ -398,3 +398,65 @@ fn unknown_option_is_refused() {
         "install.sh: unknown option '--frobnicate' (see --help)\n"
     );
 }
+
+/// `--profile full`: the links lead to `bin/ikigai-tools-full`, the same
+/// file as `bin/ikigai-tools` under the name that makes the full profile
+/// its default, so a host needs no setting; the shellclaw links too. Back
+/// to `--profile seed`, the links lead to `ikigai-tools` again and the
+/// full name goes; `--uninstall` removes both names.
+#[test]
+fn profile_full_links_lead_to_the_full_name_and_back() {
+    use ikigai_tools::profile::Profile;
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (p, sc) = (tmp.path().join("p"), tmp.path().join("sc"));
+    let (ps, scs) = (p.to_str().unwrap(), sc.to_str().unwrap());
+    let libexec = p.join("libexec/ikigai");
+    let schema_of = |link: &Path| {
+        let out = Command::new(link).arg("--schema").env_remove("IKIGAI_TOOLS_PROFILE").output();
+        String::from_utf8(out.unwrap().stdout).unwrap()
+    };
+
+    let (code, out) = install(&["--prefix", ps, "--profile", "full", "--shellclaw", scs], &[]);
+    assert_eq!(code, 0, "{out}");
+    let (plain, full) = (p.join("bin/ikigai-tools"), p.join("bin/ikigai-tools-full"));
+    let (a, b) = (fs::metadata(&plain).unwrap(), fs::metadata(&full).unwrap());
+    assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()), "one file, two names");
+    let mut expected = relative_links(&plain_names(), "../../bin/ikigai-tools-full");
+    expected.insert(0, (".shellclaw-dirs".to_owned(), None));
+    assert_eq!(listing(&libexec), expected);
+    for tool in &ikigai_tools::tools::TOOLS {
+        assert_eq!(schema_of(&libexec.join(tool.command)), tool.schema(Profile::Full));
+        assert_eq!(schema_of(&sc.join(tool.name)), tool.schema(Profile::Full));
+    }
+    // Twice changes nothing.
+    let (_, again) = install(&["--prefix", ps, "--profile", "full", "--shellclaw", scs], &[]);
+    assert!(again.contains(&format!("unchanged {}", full.display())), "{again}");
+
+    let (code, out) = install(&["--prefix", ps, "--shellclaw", scs], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!full.exists(), "{out}");
+    let mut expected = relative_links(&plain_names(), "../../bin/ikigai-tools");
+    expected.insert(0, (".shellclaw-dirs".to_owned(), None));
+    assert_eq!(listing(&libexec), expected);
+    for tool in &ikigai_tools::tools::TOOLS {
+        assert_eq!(schema_of(&libexec.join(tool.command)), tool.schema(Profile::Seed));
+    }
+
+    install(&["--prefix", ps, "--profile=full"], &[]);
+    let (code, _) = install(&["--prefix", ps, "--shellclaw", scs, "--uninstall"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(listing(&p.join("bin")), vec![]);
+    assert!(!libexec.exists());
+    assert_eq!(listing(&sc), vec![]);
+}
+
+#[test]
+fn a_profile_that_does_not_exist_is_a_one_line_usage_error() {
+    let (code, stdout, stderr) = run_script(&["--profile", "all"], &[]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_eq!(stderr, "install.sh: --profile is seed or full, not 'all' (see --help)\n");
+    let (code, _, stderr) = run_script(&["--profile"], &[]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr, "install.sh: --profile needs a profile: --profile seed|full (see --help)\n");
+}

@@ -262,10 +262,12 @@ fn mcp_a_call_answers_as_the_command_line() {
     env.write("a.txt", "one\ntwo\n");
     let mut session = Session::initialized(&env);
     let answer = session.call(2, "file_read", json!({"file_path": "a.txt", "offset": 2}));
-    let cli = env.call("file_read", json!({"file_path": "a.txt", "offset": 2}));
+    // The server serves the full profile: the command line's answer there.
+    let cli = env.call_full("file_read", json!({"file_path": "a.txt", "offset": 2}));
+    let text = format!("two\n\ntotal_lines: 2\nsha256: {}", cli["sha256"].as_str().unwrap());
     assert_eq!(
         answer["result"],
-        json!({"content": [{"type": "text", "text": "two\n"}], "structuredContent": cli, "isError": false})
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": cli, "isError": false})
     );
     let answer = session.call(3, "bash", json!({"command": "echo out; echo err >&2; exit 4"}));
     assert_eq!(answer["result"]["content"][0]["text"], "out\nerr\nexit_code: 4");

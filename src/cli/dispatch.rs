@@ -11,13 +11,21 @@ use super::help;
 use super::report::{echo, one_line_panics, print, print_error, unknown_tool};
 use super::{host, ExitCode, BIN_NAME};
 use crate::context::{Context, Dialect};
-use crate::profile::Profile;
+use crate::profile::{Profile, FULL_BINARY_NAME};
 use crate::protocol::{self, Args};
 use crate::tools::{self, Tool};
 
 /// Runs one invocation and returns how it ends.
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let argv: Vec<OsString> = argv.into_iter().collect();
+    let mut argv: Vec<OsString> = argv.into_iter().collect();
+    // `ikigai-tools-full` is the suite under the full profile's name
+    // (`crate::profile`): the same applet.
+    if argv
+        .first()
+        .is_some_and(|a| std::path::Path::new(a).file_stem() == Some(FULL_BINARY_NAME.as_ref()))
+    {
+        argv[0] = BIN_NAME.into();
+    }
     if let Some(tool) = schema_request(&argv) {
         return print_schema(tool, Profile::from_env());
     }

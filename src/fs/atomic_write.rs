@@ -25,6 +25,10 @@
 //! by path again — not the temporary file, the rename, the in-place write,
 //! the attributes or the directory's flush.
 //!
+//! `create` (file_write's `expected_sha256` `""`) makes a file that must not
+//! exist: the same crash-safe steps, but the rename never replaces
+//! (`RENAME_NOREPLACE`), so a file that appeared meanwhile is `STALE`.
+//!
 //! The caller holds the lock (`fs::lock`); this module only writes.
 
 use std::fs::{self, File};
@@ -73,20 +77,8 @@ pub fn write<C: Content + ?Sized>(
     let open_failed = |e: &io::Error| ToolError::from_io(e, path, ToolError::OpenFailed);
     let meta = match target.stat() {
         Ok(meta) => meta,
-        // A new file; its parent must exist, and a missing one is
-        // OPEN_FAILED, not FILE_NOT_FOUND (docs/SPEC.md).
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            let created = if is_append_only(target.dir()) {
-                create_in_place(target, content)
-            } else {
-                replace(target, content, None)
-            };
-            return created.map_err(|err| match err {
-                Failure::Create(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                    ToolError::OpenFailed(path.to_owned()).because(missing_directory(path))
-                }
-                other => other.into_tool_error(path),
-            });
+            return write_new(target, path, content, Replacing::Anything);
         }
         Err(e) => return Err(open_failed(&e)),
     };
@@ -105,7 +97,7 @@ pub fn write<C: Content + ?Sized>(
     if kind != FileType::RegularFile || meta.st_nlink > 1 || is_append_only(target.dir()) {
         return write_in_place(target, content, &meta, path);
     }
-    match replace(target, content, Some(&meta)) {
+    match replace(target, content, Some(&meta), Replacing::Anything) {
         Ok(()) => Ok(()),
         // The directory refuses a new entry or the rename (not writable,
         // sticky, read-only mount, a bind-mounted file) while the file
@@ -119,6 +111,59 @@ pub fn write<C: Content + ?Sized>(
         Err(Failure::Owner | Failure::Attributes) => write_in_place(target, content, &meta, path),
         Err(other) => Err(other.into_tool_error(path)),
     }
+}
+
+/// Writes `content` to `target`, which must not exist (file_write's
+/// `expected_sha256` `""`), crash-safely as `write` creates a file; the
+/// rename into place replaces nothing, so a file that appears meanwhile is
+/// never overwritten: that, or one there already, is `STALE`.
+pub fn create<C: Content + ?Sized>(
+    target: &Target,
+    path: &str,
+    content: &C,
+) -> Result<(), ToolError> {
+    match target.stat() {
+        Ok(_) => Err(ToolError::Stale(path.to_owned())),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            write_new(target, path, content, Replacing::Nothing)
+        }
+        Err(e) => Err(ToolError::from_io(&e, path, ToolError::OpenFailed)),
+    }
+}
+
+/// What the rename of a new file into place may replace: a file that
+/// appeared since the target was looked at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Replacing {
+    Anything,
+    Nothing,
+}
+
+/// A new file; its parent must exist, and a missing one is OPEN_FAILED,
+/// not FILE_NOT_FOUND (docs/SPEC.md).
+fn write_new<C: Content + ?Sized>(
+    target: &Target,
+    path: &str,
+    content: &C,
+    replacing: Replacing,
+) -> Result<(), ToolError> {
+    let created = if is_append_only(target.dir()) {
+        create_in_place(target, content)
+    } else {
+        replace(target, content, None, replacing)
+    };
+    created.map_err(|err| match err {
+        Failure::Create(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            ToolError::OpenFailed(path.to_owned()).because(missing_directory(path))
+        }
+        // Only an exclusive creation meets EEXIST at the target's name.
+        Failure::Create(e) | Failure::Rename(e)
+            if replacing == Replacing::Nothing && e.raw_os_error() == Some(libc::EEXIST) =>
+        {
+            ToolError::Stale(path.to_owned())
+        }
+        other => other.into_tool_error(path),
+    })
 }
 
 /// Why a crash-safe replacement failed.
@@ -161,6 +206,7 @@ fn replace<C: Content + ?Sized>(
     target: &Target,
     content: &C,
     existing: Option<&Stat>,
+    replacing: Replacing,
 ) -> Result<(), Failure> {
     // A new file gets 0666 less the umask (and its directory's default
     // ACL), as open() gives them. An existing file's mode comes last; until
@@ -184,7 +230,11 @@ fn replace<C: Content + ?Sized>(
         keep_mode(file, meta)?;
     }
     file.sync_all().map_err(Failure::Write)?;
-    temp.rename_over(target.name()).map_err(Failure::Rename)?;
+    match replacing {
+        Replacing::Anything => temp.rename_over(target.name()),
+        Replacing::Nothing => temp.rename_new(target.name()),
+    }
+    .map_err(Failure::Rename)?;
     // The rename itself is durable only once the directory is flushed.
     // Some file systems cannot sync a directory, and a directory held as
     // O_PATH cannot be; the file is written anyway.

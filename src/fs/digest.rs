@@ -2,6 +2,10 @@
 //! lowercase hex (docs/TOOLS.md, "Versions"). file_read answers it (full
 //! profile); file_edit and file_write compare `expected_sha256` with it.
 
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
 use sha2::{Digest, Sha256};
 
 /// The sha256 of bytes fed in pieces.
@@ -26,6 +30,25 @@ impl Sha256Hex {
 /// The sha256 of `bytes`, as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
+}
+
+/// The sha256 of the content of `file`, read from its start (whatever its
+/// offset) to its end, a buffer at a time, never held whole.
+pub fn sha256_of_file(file: &File) -> io::Result<String> {
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut sha = Sha256Hex::new();
+    let mut at = 0u64;
+    loop {
+        match file.read_at(&mut buf, at) {
+            Ok(0) => return Ok(sha.finish()),
+            Ok(n) => {
+                sha.update(&buf[..n]);
+                at += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -53,5 +76,10 @@ mod tests {
             pieces.update(piece);
         }
         assert_eq!(pieces.finish(), abc);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let big: Vec<u8> = (0..600_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &big).unwrap();
+        assert_eq!(sha256_of_file(&File::open(&path).unwrap()).unwrap(), sha256_hex(&big));
     }
 }

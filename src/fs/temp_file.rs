@@ -17,7 +17,9 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-use rustix::fs::{openat, renameat, unlinkat, AtFlags, Mode, OFlags};
+use rustix::fs::{
+    linkat, openat, renameat, renameat_with, unlinkat, AtFlags, Mode, OFlags, RenameFlags,
+};
 use rustix::io::Errno;
 
 use crate::fs::signals::{self, Registration};
@@ -91,6 +93,29 @@ impl<'d> TempFile<'d> {
         // between would remove the target itself.
         signals::blocked(|| {
             renameat(self.dir, &self.name, self.dir, target)?;
+            self.cleanup = None;
+            Ok(())
+        })
+    }
+}
+
+impl TempFile<'_> {
+    /// Renames the file to `target` in the same directory only if nothing
+    /// has that name (`RENAME_NOREPLACE`; where the file system cannot,
+    /// a hard link, which never replaces either): EEXIST if something
+    /// does. On failure it is removed.
+    pub fn rename_new(mut self, target: &OsStr) -> io::Result<()> {
+        signals::blocked(|| {
+            let flags = RenameFlags::NOREPLACE;
+            match renameat_with(self.dir, &self.name, self.dir, target, flags) {
+                Err(Errno::INVAL | Errno::NOSYS) => {
+                    linkat(self.dir, &self.name, self.dir, target, AtFlags::empty())?;
+                    // Linked: the target is in place; the temporary name
+                    // goes as a failed write's would.
+                    let _ = unlinkat(self.dir, &self.name, AtFlags::empty());
+                }
+                result => result?,
+            }
             self.cleanup = None;
             Ok(())
         })

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::roots::Allowed;
 use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
+use crate::context::IMAGES_VAR;
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
 use crate::profile::{Profile, PROFILE_VAR};
 use crate::tools::Tool;
@@ -154,6 +155,9 @@ fn spawn_in_own_group(tool: &Tool, profile: Profile, roots: Option<&Allowed>) ->
         .arg0(tool.command)
         // The call runs in the profile the server lists its tools in.
         .env(PROFILE_VAR, profile.name())
+        // An MCP client takes image content: file_read may answer an image
+        // as one (full profile).
+        .env(IMAGES_VAR, "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -7,10 +7,12 @@
 //! - `catalog`: the tools as listed, from the table (titles and hints included);
 //! - `call`: one call as a child process of this binary, and stopping it;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
-//! - `text`: the text a model reads from a result.
+//! - `text`: the text a model reads from a result;
+//! - `image`: an image in an answer, sent as image content.
 
 mod call;
 mod catalog;
+mod image;
 mod roots;
 mod server;
 mod text;

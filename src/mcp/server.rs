@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 
 use super::call::{describe_exit, Calls, Ended, Finished};
 use super::roots::{self, Confinement, SessionRoots};
-use super::{catalog, tell, text};
+use super::{catalog, image, tell, text};
 use crate::profile::Profile;
 
 /// How often a running call reports progress, when the request asks.
@@ -242,16 +242,17 @@ async fn with_progress<F: std::future::Future>(
 /// The result of a call whose child ended: its JSON object, or an error
 /// result that says how the child died without answering.
 fn result(name: &str, finished: Finished) -> CallToolResult {
-    let answer = match serde_json::from_slice::<Value>(&finished.stdout) {
+    let mut answer = match serde_json::from_slice::<Value>(&finished.stdout) {
         Ok(Value::Object(answer)) => answer,
         _ => crashed(name, &finished),
     };
+    // An image goes beside the text, and only there.
+    let image = image::take(&mut answer);
     let (text, is_error) = text::render(&answer);
-    let mut result = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    };
+    let mut content = vec![ContentBlock::text(text)];
+    content.extend(image);
+    let mut result =
+        if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     result.structured_content = Some(Value::Object(answer));
     result
 }

@@ -16,6 +16,8 @@
 //!   even a million one-byte replacements cost no memory of their own. A
 //!   file too large for memory is `OUT_OF_MEMORY`, never an abort.
 //! - The file is written through `fs::atomic_write`.
+//! - The full profile (`full`): several edits, `expected_sha256`,
+//!   `dry_run`, a diff and the new sha256 in the answer, hints in errors.
 
 use memchr::memmem;
 
@@ -28,7 +30,15 @@ use crate::fs::{basename, lock, read};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
+mod diff;
+mod edits;
+mod full;
+mod hints;
+
 pub fn run(args: &Args, context: &Context) -> Outcome {
+    if context.profile.is_full() {
+        return full::run(args, context);
+    }
     let path = args.required_path("file_path")?;
     let old = args.required_str("old_string")?;
     let new = args.required_str("new_string")?;

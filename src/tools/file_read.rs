@@ -20,6 +20,17 @@
 //!   `SIZELESS_MAX` bytes, and the answer says where it stopped: some never
 //!   end in a host's time (`/proc/self/pagemap` is 256 GiB of page table
 //!   entries; an offset scan of it took 163 s).
+//!
+//! The full profile (docs/TOOLS.md, "file_read", "Full profile") adds
+//! `line_numbers` (`numbered`) and, in the answer, `total_lines` and the
+//! `sha256` of the whole file (`version`): every byte is then read, once,
+//! hashed as it goes by (nothing is seeked past, nothing is held twice),
+//! whatever part is answered. An image, to a client that shows images, is
+//! answered as one (`image`).
+
+mod image;
+mod numbered;
+mod version;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -31,6 +42,8 @@ use crate::fs::read::{self, SIZELESS_MAX};
 use crate::json::{size, Field};
 use crate::limit::Bounded;
 use crate::protocol::{Args, Outcome};
+use numbered::Numbering;
+use version::Tally;
 
 /// Read size: large enough that counting newlines, not system calls,
 /// dominates.
@@ -40,21 +53,39 @@ const BUFFER_SIZE: usize = 256 * 1024;
 /// also keeps files whose size is a guess (sysfs says 4096) read in full.
 const MIN_SKIP: u64 = 1024 * 1024;
 
+/// What the full profile's fields take in the answer at most:
+/// `,"total_lines":18446744073709551615,"sha256":"` and 64 hex digits and
+/// `"`; the output limit leaves the output that much less room.
+const FULL_FIELDS: usize = 112;
+
 pub fn run(args: &Args, context: &Context) -> Outcome {
     let path = args.required_path("file_path")?;
     let offset = non_negative(args, "offset")?;
     let limit = non_negative(args, "limit")?;
+    let full = context.profile.is_full();
+    let numbers = full && args.optional_bool("line_numbers")?.unwrap_or(false);
     let mut file = open_regular(path, context.roots()?)?;
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    if full && context.images {
+        if let Some(answer) = image::answer(&mut file, size, path, context)? {
+            return Ok(answer);
+        }
+    }
     // What may still be read: all of a file that has a size, a bounded
     // amount of one that has none.
     let mut readable = (size == 0).then_some(SIZELESS_MAX);
     // What was read before the reader below starts, if the file could not
     // be rewound.
     let mut before: &[u8] = &[];
-    let mut out = Bounded::for_answer(context.max_output);
+    let max_output = match full {
+        true => context.max_output.map(|l| l.saturating_sub(FULL_FIELDS)),
+        false => context.max_output,
+    };
+    let mut out = Bounded::for_answer(max_output);
     let whole;
-    if offset.is_none() && limit.is_none() {
+    // Numbered lines are streamed: the numbers make them longer than the
+    // file.
+    if offset.is_none() && limit.is_none() && !numbers {
         whole = read_whole(&mut file, out.budget(), readable, path)?;
         match &whole {
             Whole::Fits(_) => {}
@@ -70,20 +101,30 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
             }
         }
         if let Whole::Fits(content) = whole {
-            return Ok(vec![("output", Field::Text(content))]);
+            let tally = full.then(|| {
+                let mut tally = Tally::new();
+                tally.add(&content);
+                tally
+            });
+            let mut answer = vec![("output", Field::Text(content))];
+            add_version(&mut answer, tally);
+            return Ok(answer);
         }
     }
-    let mut reader = BufReader::with_capacity(BUFFER_SIZE, Capped::new(file, readable, before));
+    let tally = full.then(Tally::new);
+    let mut reader =
+        BufReader::with_capacity(BUFFER_SIZE, Capped::new(file, readable, before, tally));
     // The line number the output starts at, for the marker.
     let first_line = offset.unwrap_or(1).max(1);
+    let mut lines = Lines { out: &mut out, numbers: numbers.then(|| Numbering::new(first_line)) };
     match (offset, limit) {
-        (None, None) => copy_rest(&mut reader, &mut out, path)?,
+        (None, None) if !numbers => copy_rest(&mut reader, &mut lines, path)?,
         (_, Some(0)) => {}
         _ => {
             if skip_lines(&mut reader, first_line - 1, path)? {
                 match limit {
-                    None => copy_rest(&mut reader, &mut out, path)?,
-                    Some(n) => copy_lines(&mut reader, n, &mut out, path)?,
+                    None => copy_rest(&mut reader, &mut lines, path)?,
+                    Some(n) => copy_lines(&mut reader, n, &mut lines, path)?,
                 }
             }
         }
@@ -91,7 +132,14 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     if out.out_of_memory() {
         return Err(ToolError::AllocationFailed);
     }
-    if let Some(stop) = reader.get_ref().stopped() {
+    // Where a file that reports no size stopped, if the answer reached
+    // that far (what the full profile reads on for its fields below is
+    // not the answer's).
+    let stopped = reader.get_ref().stopped();
+    if full {
+        read_rest(&mut reader, path)?;
+    }
+    if let Some(stop) = stopped {
         // On a line of its own after what was read, as the omission marker
         // stands: the tail keeps it whatever the limit cuts.
         if out.last_byte().is_some_and(|b| b != b'\n') {
@@ -104,7 +152,39 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let output = out.finish_parts_with(|omitted| {
         format!("[... {omitted} bytes omitted; continue with offset={next_line} ...]")
     });
-    Ok(vec![("output", Field::Parts(output))])
+    let mut answer = vec![("output", Field::Parts(output))];
+    let capped = reader.into_inner();
+    // A file that went on past what may be read of it was not read whole:
+    // its lines and its version are not known.
+    add_version(&mut answer, capped.tally.filter(|_| !capped.more));
+    Ok(answer)
+}
+
+/// The full profile's fields: the whole file's lines and sha256.
+fn add_version(answer: &mut Vec<(&'static str, Field)>, tally: Option<Tally>) {
+    if let Some(tally) = tally {
+        let (lines, sha256) = tally.finish();
+        answer.push(("total_lines", Field::Int(i64::try_from(lines).unwrap_or(i64::MAX))));
+        answer.push(("sha256", Field::Text(sha256.into_bytes())));
+    }
+}
+
+/// Where the lines read go: the output, numbered when `line_numbers` asks.
+struct Lines<'a> {
+    out: &'a mut Bounded,
+    numbers: Option<Numbering>,
+}
+
+impl Lines<'_> {
+    fn push(&mut self, bytes: &[u8]) {
+        match &mut self.numbers {
+            None => self.out.push(bytes),
+            Some(numbers) => {
+                let out = &mut *self.out;
+                numbers.push(bytes, |piece| out.push(piece));
+            }
+        }
+    }
 }
 
 /// The file being read, and how much of it may still be: a file that
@@ -120,14 +200,28 @@ struct Capped {
     newlines: u64,
     /// The file went on past the bound.
     more: bool,
+    /// The full profile's tally of every byte read.
+    tally: Option<Tally>,
 }
 
 impl Capped {
     /// `file`, of which `before` was read already.
-    fn new(file: File, left: Option<u64>, before: &[u8]) -> Capped {
+    fn new(file: File, left: Option<u64>, before: &[u8], mut tally: Option<Tally>) -> Capped {
         let read = before.len() as u64;
         let newlines = memchr::memchr_iter(b'\n', before).count() as u64;
-        Capped { file, left, read, newlines, more: false }
+        if let Some(tally) = &mut tally {
+            tally.add(before);
+        }
+        Capped { file, left, read, newlines, more: false, tally }
+    }
+
+    /// `read` and the tally of what it read.
+    fn tallied(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        if let Some(tally) = &mut self.tally {
+            tally.add(&buf[..n]);
+        }
+        Ok(n)
     }
 
     /// The line that says where a bounded read stopped, if it did.
@@ -149,7 +243,7 @@ impl Capped {
 impl Read for Capped {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(left) = self.left else {
-            return self.file.read(buf);
+            return self.tallied(buf);
         };
         if left == 0 {
             // Past the bound: does the file go on? (What a read at the end
@@ -160,7 +254,7 @@ impl Read for Capped {
             return Ok(0);
         }
         let room = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
-        let n = self.file.read(&mut buf[..room])?;
+        let n = self.tallied(&mut buf[..room])?;
         self.left = Some(left - n as u64);
         self.read += n as u64;
         self.newlines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
@@ -243,13 +337,13 @@ fn skip_lines(reader: &mut BufReader<Capped>, count: u64, path: &str) -> Result<
 fn copy_lines(
     reader: &mut BufReader<Capped>,
     count: u64,
-    out: &mut Bounded,
+    out: &mut Lines,
     path: &str,
 ) -> Result<(), ToolError> {
     each_line_run(reader, count, path, |bytes| {
         out.push(bytes);
         // Without memory for more, reading on is for nothing.
-        !out.out_of_memory()
+        !out.out.out_of_memory()
     })
     .map(drop)
 }
@@ -291,10 +385,11 @@ fn each_line_run(
 
 /// Copies everything up to end of file. The size is never trusted for
 /// where the file ends (`/proc` files say 0), only for how much of the
-/// middle can be seeked past once the output limit drops it anyway.
+/// middle can be seeked past once the output limit drops it anyway (not
+/// in the full profile, which hashes every byte).
 fn copy_rest(
     reader: &mut BufReader<Capped>,
-    out: &mut Bounded,
+    lines: &mut Lines,
     path: &str,
 ) -> Result<(), ToolError> {
     let mut skip_decided = false;
@@ -303,17 +398,32 @@ fn copy_rest(
         if buf.is_empty() {
             return Ok(());
         }
-        out.push(buf);
+        lines.push(buf);
         let len = buf.len();
         reader.consume(len);
+        let out = &mut *lines.out;
         if out.out_of_memory() {
             return Ok(()); // reading on is for nothing
         }
         if !skip_decided && out.skippable(u64::MAX) > 0 {
             // The head is full: from here on only the last bytes count.
             skip_decided = true;
-            skip_middle(reader, out, path)?;
+            if reader.get_ref().tally.is_none() {
+                skip_middle(reader, out, path)?;
+            }
         }
+    }
+}
+
+/// Reads the rest of the file for the tally alone (full profile), up to
+/// its end or what may be read of it.
+fn read_rest(reader: &mut BufReader<Capped>, path: &str) -> Result<(), ToolError> {
+    loop {
+        let len = fill(reader, path)?.len();
+        if len == 0 {
+            return Ok(());
+        }
+        reader.consume(len);
     }
 }
 
@@ -345,7 +455,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, "ab\n".repeat(len / 3)).unwrap();
-        let mut reader = Capped::new(File::open(&path).unwrap(), Some(left), b"x\n");
+        let mut reader = Capped::new(File::open(&path).unwrap(), Some(left), b"x\n", None);
         let mut read = Vec::new();
         reader.read_to_end(&mut read).unwrap();
         (read, reader)

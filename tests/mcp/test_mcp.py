@@ -5,11 +5,15 @@ revision's `server/discover` first, falls back to initialize).
 Run through tests/mcp/run.sh, which sets IKIGAI_TOOLS_BIN to the binary.
 """
 
+import base64
+import hashlib
 import json
 import os
+import struct
 import subprocess
 import tempfile
 import time
+import zlib
 
 import anyio
 import pytest
@@ -25,14 +29,14 @@ HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
 
 
-def server(env=None, cwd=None):
+def server(env=None, cwd=None, args=()):
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return StdioServerParameters(command=BIN, args=["mcp"], env=full_env, cwd=cwd)
+    return StdioServerParameters(command=BIN, args=["mcp", *args], env=full_env, cwd=cwd)
 
 
-def session(mode, env=None, cwd=None):
-    return Client(server(env, cwd), mode=mode, read_timeout_seconds=30)
+def session(mode, env=None, cwd=None, args=()):
+    return Client(server(env, cwd, args), mode=mode, read_timeout_seconds=30)
 
 
 def run(coroutine_fn, *args):
@@ -40,8 +44,10 @@ def run(coroutine_fn, *args):
 
 
 def command_line(tool, args, env=None, cwd=None):
-    """The command line's answer for the same call (ikigai dialect)."""
+    """The command line's answer for the same call (ikigai dialect), in the
+    profile the server serves by default: full."""
     full_env = dict(os.environ)
+    full_env["IKIGAI_TOOLS_PROFILE"] = "full"
     full_env.update(env or {})
     done = subprocess.run(
         [BIN, tool], input=json.dumps(args).encode(), capture_output=True, env=full_env, cwd=cwd, check=True
@@ -103,16 +109,26 @@ def test_connects_and_names_itself(mode):
 # --- 2. tools/list ---------------------------------------------------------
 
 
+def schema_of(name, profile):
+    env = dict(os.environ, IKIGAI_TOOLS_PROFILE=profile)
+    done = subprocess.run([BIN, name, "--schema"], capture_output=True, check=True, env=env)
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_lists_the_six_tools_with_schemas_titles_and_hints(mode):
+@pytest.mark.parametrize("profile", ["full", "seed"])
+def test_lists_the_six_tools_with_schemas_titles_and_hints(mode, profile):
+    """The full profile by default; `--profile seed` lists exactly the seed schemas."""
+    args = () if profile == "full" else ("--profile", "seed")
+
     async def go():
-        async with session(mode) as c:
+        async with session(mode, args=args) as c:
             return (await c.list_tools()).tools
 
     tools = {t.name: t for t in run(go)}
     assert sorted(tools) == sorted(TOOLS)
     for name, tool in tools.items():
-        schema = json.loads(subprocess.run([BIN, name, "--schema"], capture_output=True, check=True).stdout)
+        schema = schema_of(name, profile)
         assert tool.description == schema["description"]
         assert tool.input_schema == schema["parameters"]
         assert tool.title
@@ -158,9 +174,44 @@ def test_calls_answer_as_the_command_line_does(mode, work):
         assert result.is_error is False
         assert text_of(result).startswith(answer["output"])
     # The text is the output itself, then the other fields.
-    assert text_of(results[1]) == 'one "quoted"\ntwo\tthree\n'
+    assert text_of(results[1]).startswith('one "quoted"\ntwo\tthree\n\ntotal_lines: 2\nsha256: ')
     assert text_of(results[-1]) == "x\ny\nexit_code: 3"
-    assert text_of(results[0]).endswith("\nbytes: 23")
+    assert "\nbytes: 23" in text_of(results[0])
+
+
+def png(width, height):
+    """A PNG of red pixels, as an encoder writes it."""
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_image_comes_back_as_image_content(mode, work):
+    # file_read in the full profile: the image beside the text, its base64
+    # only there (never in structured_content).
+    image = png(3, 2)
+    path = os.path.join(work, "red.dat")
+    with open(path, "wb") as f:
+        f.write(image)
+
+    async def go():
+        async with session(mode) as c:
+            return await c.call_tool("file_read", {"file_path": path})
+
+    result = run(go)
+    described = f"Image: PNG, 3x2, {len(image)} bytes"
+    sha256 = hashlib.sha256(image).hexdigest()
+    assert result.is_error is False
+    assert [c.type for c in result.content] == ["text", "image"]
+    assert result.content[0].text == f"{described}\nsha256: {sha256}"
+    assert result.content[1].mime_type == "image/png"
+    assert base64.b64decode(result.content[1].data) == image
+    assert result.structured_content == {"output": described, "sha256": sha256}
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,0 +1,236 @@
+//! The full profile's edits applied in order, each to the result of the
+//! one before, in memory: nothing reaches the file until all have
+//! succeeded (docs/TOOLS.md, "file_edit", "Full profile").
+//!
+//! Besides the new content, what each byte of it is: copied from the old
+//! content (and from where), or put there by an edit. The diff
+//! (`super::diff`) is made from that, not by comparing the two texts.
+//! Memory: the old content, the current one and the next (three times the
+//! file at most; twice for one edit, the old content is not copied); a
+//! buffer that cannot be had is `OUT_OF_MEMORY`.
+
+use std::borrow::Cow;
+
+use memchr::memmem;
+
+use crate::error::ToolError;
+use crate::json::Field;
+use crate::memory;
+
+use super::hints;
+use super::to_crlf;
+
+/// One replacement asked for.
+pub struct Edit<'a> {
+    pub old: &'a str,
+    pub new: &'a str,
+    pub replace_all: bool,
+    /// Its place in `edits`; `None` for top-level `old_string`.
+    pub index: Option<usize>,
+}
+
+/// A stretch of the new content: `len` bytes copied from the old content
+/// at `from`, or (`from` None) written by an edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    pub len: usize,
+    pub from: Option<usize>,
+}
+
+/// The edits applied.
+#[derive(Debug)]
+pub struct Applied<'a> {
+    /// The new content; the old one itself until an edit replaced something.
+    pub content: Cow<'a, [u8]>,
+    /// The pieces of `content`, in order, covering it exactly.
+    pub pieces: Vec<Piece>,
+    /// Replacements made, over all edits.
+    pub count: usize,
+}
+
+/// Applies `edits` to `old` in order. The first that fails answers its
+/// error (with the full profile's hints); then nothing is to be written.
+pub fn apply<'a>(old: &'a [u8], edits: &[Edit]) -> Result<Applied<'a>, ToolError> {
+    let mut content = Cow::Borrowed(old);
+    let mut pieces = vec![Piece { len: old.len(), from: Some(0) }];
+    let mut count = 0;
+    for edit in edits {
+        let (found, crlf) = occurrences(&content, edit)?;
+        if found == 0 {
+            continue;
+        }
+        let (old_bytes, new_bytes) =
+            crlf.as_ref().map_or((edit.old.as_bytes(), edit.new.as_bytes()), |(o, n)| {
+                (o.as_slice(), n.as_slice())
+            });
+        let (next, next_pieces) = replace(&content, &pieces, old_bytes, new_bytes, found)?;
+        content = Cow::Owned(next);
+        pieces = next_pieces;
+        count += found;
+    }
+    Ok(Applied { content, pieces, count })
+}
+
+/// How often the edit's `old` occurs in `content` (left to right, without
+/// overlap), and, when only its CRLF form does (docs/TOOLS.md, CRLF files),
+/// the strings in that form. Not found or not unique without
+/// `replace_all` is the error, with its hints.
+#[allow(clippy::type_complexity)]
+fn occurrences(
+    content: &[u8],
+    edit: &Edit,
+) -> Result<(usize, Option<(Vec<u8>, Vec<u8>)>), ToolError> {
+    let (old, new) = (edit.old.as_bytes(), edit.new.as_bytes());
+    let mut count = memmem::find_iter(content, old).count();
+    let mut crlf = None;
+    if count == 0 && old.contains(&b'\n') && memmem::find(content, b"\r\n").is_some() {
+        let converted = (to_crlf(old), to_crlf(new));
+        count = memmem::find_iter(content, &converted.0).count();
+        crlf = Some(converted);
+    }
+    let searched = crlf.as_ref().map_or(old, |(o, _)| o.as_slice());
+    if count == 0 && !edit.replace_all {
+        let fields = hints::closest(content, edit.old).map(|c| ("closest", c));
+        return Err(failed(ToolError::NotFound, edit.index, fields));
+    }
+    if count > 1 && !edit.replace_all {
+        let lines = ("lines", hints::lines(content, searched));
+        return Err(failed(ToolError::NotUnique(count), edit.index, Some(lines)));
+    }
+    Ok((count, crlf))
+}
+
+/// The error of a failed edit: its hint, and, in `edits`, which edit.
+fn failed(
+    error: ToolError,
+    index: Option<usize>,
+    hint: Option<(&'static str, Field)>,
+) -> ToolError {
+    let mut fields = Vec::new();
+    let note = index.map(|i| {
+        fields.push(("edit", Field::Int(i64::try_from(i).unwrap_or(i64::MAX))));
+        format!("edits[{i}].old_string; no edit was written")
+    });
+    fields.extend(hint);
+    error.detailed(note, fields)
+}
+
+/// `content` with its `count` occurrences of `old` replaced by `new`, and
+/// the pieces of the result.
+fn replace(
+    content: &[u8],
+    pieces: &[Piece],
+    old: &[u8],
+    new: &[u8],
+    count: usize,
+) -> Result<(Vec<u8>, Vec<Piece>), ToolError> {
+    let size = (content.len() - count * old.len()).saturating_add(count * new.len());
+    let mut out = Vec::new();
+    memory::try_reserve(&mut out, size).map_err(|_| ToolError::AllocationFailed)?;
+    let mut cut = Cutter { pieces, index: 0, start: 0, out: Vec::new() };
+    let mut last = 0;
+    for pos in memmem::find_iter(content, old) {
+        out.extend_from_slice(&content[last..pos]);
+        out.extend_from_slice(new);
+        cut.take(last, pos);
+        cut.push(Piece { len: new.len(), from: None });
+        last = pos + old.len();
+    }
+    out.extend_from_slice(&content[last..]);
+    cut.take(last, content.len());
+    Ok((out, cut.out))
+}
+
+/// Cuts the pieces of a content into those of its stretches, taken in
+/// order, and joins neighbours that continue one another.
+struct Cutter<'a> {
+    pieces: &'a [Piece],
+    /// The piece that holds the next byte asked for, and where it starts.
+    index: usize,
+    start: usize,
+    out: Vec<Piece>,
+}
+
+impl Cutter<'_> {
+    /// The pieces of bytes `from..to` (`from` at or past earlier requests).
+    fn take(&mut self, from: usize, to: usize) {
+        let mut at = from;
+        while at < to {
+            let Some(&piece) = self.pieces.get(self.index) else {
+                return;
+            };
+            let end = self.start + piece.len;
+            if at >= end {
+                self.index += 1;
+                self.start = end;
+                continue;
+            }
+            let len = end.min(to) - at;
+            let from = piece.from.map(|f| f + (at - self.start));
+            self.push(Piece { len, from });
+            at += len;
+        }
+    }
+
+    fn push(&mut self, piece: Piece) {
+        if piece.len == 0 {
+            return;
+        }
+        if let Some(last) = self.out.last_mut() {
+            let continues = match (last.from, piece.from) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a + last.len == b,
+                _ => false,
+            };
+            if continues {
+                last.len += piece.len;
+                return;
+            }
+        }
+        self.out.push(piece);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit<'a>(old: &'a str, new: &'a str, all: bool) -> Edit<'a> {
+        Edit { old, new, replace_all: all, index: None }
+    }
+
+    #[test]
+    fn edits_apply_in_order_and_pieces_say_what_was_copied() {
+        let applied =
+            apply(b"a b c b", &[edit("b", "XY", true), edit("XY c", "z", false)]).unwrap();
+        assert_eq!(&applied.content[..], b"a z XY");
+        assert_eq!(applied.count, 3);
+        assert_eq!(
+            applied.pieces,
+            [
+                Piece { len: 2, from: Some(0) },
+                Piece { len: 1, from: None },
+                Piece { len: 1, from: Some(5) },
+                Piece { len: 2, from: None },
+            ]
+        );
+    }
+
+    #[test]
+    fn pieces_cover_the_content() {
+        let old = b"one\ntwo\nthree\ntwo\n";
+        let applied =
+            apply(old, &[edit("two", "2", true), edit("\n2\n", "\n", false)]).unwrap_err();
+        assert_eq!(applied.code(), "NOT_UNIQUE");
+        let applied = apply(old, &[edit("two", "2", true), edit("three", "", false)]).unwrap();
+        assert_eq!(&applied.content[..], b"one\n2\n\n2\n");
+        assert_eq!(applied.pieces.iter().map(|p| p.len).sum::<usize>(), applied.content.len());
+        let mut at = 0;
+        for p in &applied.pieces {
+            if let Some(from) = p.from {
+                assert_eq!(old[from..from + p.len], applied.content[at..at + p.len]);
+            }
+            at += p.len;
+        }
+    }
+}

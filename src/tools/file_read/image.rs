@@ -1,0 +1,319 @@
+//! file_read's image answer (full profile, for a client that shows images:
+//! `Context::images`, which the MCP server sets). A PNG, JPEG, GIF or WebP
+//! file, known by its first bytes and a header that gives its size in
+//! pixels (never by its name), is answered as the image itself, base64,
+//! beside a line that describes it:
+//! `{"output":"Image: PNG, 640x480, 12345 bytes","image":{"mime_type":"image/png","data":"…"},"sha256":"…"}`.
+//! The MCP server turns `image` into image content (docs/MCP.md).
+//!
+//! Bounded, never cut: an image of more than `MAX_BYTES` bytes or
+//! `MAX_SIDE` pixels a side, or whose base64 would pass the output limit,
+//! is `READ_FAILED` saying so (a cut image is no image). A file with an
+//! image's first bytes but no header to read is answered as text, as
+//! before: a client given a broken image may refuse the whole request.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+
+use base64::Engine;
+
+use crate::context::Context;
+use crate::error::ToolError;
+use crate::fs::digest::sha256_hex;
+use crate::fs::read;
+use crate::json::Field;
+use crate::memory;
+use crate::protocol::Answer;
+
+/// The most bytes an image answer carries: 3.75 MiB, whose base64 is the
+/// 5 MiB Claude's API takes of one image at most (it counts the base64).
+pub const MAX_BYTES: u64 = 5 * 1024 * 1024 / 4 * 3;
+
+/// The most pixels a side: Claude's API refuses an image wider or taller.
+pub const MAX_SIDE: u32 = 8000;
+
+/// What an image answer holds beside the base64: the envelope, the
+/// description, the MIME type and the sha256, with room to spare.
+const ANSWER_OVERHEAD: usize = 400;
+
+/// The first bytes read to know an image (WebP's header ends at 30).
+const MAGIC_LEN: usize = 32;
+
+/// The image formats answered as images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Png,
+    Jpeg,
+    Gif,
+    WebP,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Format::Png => "PNG",
+            Format::Jpeg => "JPEG",
+            Format::Gif => "GIF",
+            Format::WebP => "WebP",
+        }
+    }
+
+    fn mime_type(self) -> &'static str {
+        match self {
+            Format::Png => "image/png",
+            Format::Jpeg => "image/jpeg",
+            Format::Gif => "image/gif",
+            Format::WebP => "image/webp",
+        }
+    }
+}
+
+/// The format of a file beginning with `head`, by its magic bytes.
+pub fn sniff(head: &[u8]) -> Option<Format> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(Format::Png)
+    } else if head.starts_with(b"\xff\xd8\xff") {
+        Some(Format::Jpeg)
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some(Format::Gif)
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some(Format::WebP)
+    } else {
+        None
+    }
+}
+
+/// The answer for `file` (of `size` bytes, opened from `path`) if it is an
+/// image; `None` (the file rewound) when it is not one, to be read as text.
+pub fn answer(
+    file: &mut File,
+    size: u64,
+    path: &str,
+    context: &Context,
+) -> Result<Option<Answer>, ToolError> {
+    // A file that reports no size (`/proc`) is no image.
+    if size < 12 {
+        return Ok(None);
+    }
+    let mut head = [0u8; MAGIC_LEN];
+    let got = read_head(file, &mut head, path)?;
+    let Some(format) = sniff(&head[..got]) else {
+        return Ok(None);
+    };
+    let limit = max_bytes(context.max_output);
+    if size > limit {
+        // The size in pixels, to tell, where the first bytes give it.
+        let pixels = dimensions(format, &head[..got]);
+        return Err(too_large(path, format, pixels, size, limit));
+    }
+    let content = read::read_up_to(file, path, limit.saturating_add(1))?;
+    let bytes = content.len() as u64;
+    if bytes > limit {
+        // It grew since its size was read.
+        return Err(too_large(path, format, dimensions(format, &content), bytes, limit));
+    }
+    let Some((width, height)) = dimensions(format, &content) else {
+        file.seek(SeekFrom::Start(0)).map_err(|_| ToolError::SeekFailed(path.to_owned()))?;
+        return Ok(None);
+    };
+    if width > MAX_SIDE || height > MAX_SIDE {
+        return Err(too_large(path, format, Some((width, height)), bytes, limit));
+    }
+    let sha256 = sha256_hex(&content);
+    let data = encode(&content)?;
+    drop(content);
+    let output = format!("Image: {}, {width}x{height}, {bytes} bytes", format.name());
+    let image = vec![
+        ("mime_type", Field::Text(format.mime_type().as_bytes().to_vec())),
+        ("data", Field::Text(data)),
+    ];
+    Ok(Some(vec![
+        ("output", Field::Text(output.into_bytes())),
+        ("image", Field::Object(image)),
+        ("sha256", Field::Text(sha256.into_bytes())),
+    ]))
+}
+
+/// Reads the first bytes of `file` without moving its offset.
+fn read_head(file: &File, head: &mut [u8], path: &str) -> Result<usize, ToolError> {
+    let mut got = 0;
+    while got < head.len() {
+        match file.read_at(&mut head[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ToolError::from_io(&e, path, ToolError::ReadFailed)),
+        }
+    }
+    Ok(got)
+}
+
+/// The most bytes of an image answered under the output limit `max_output`.
+fn max_bytes(max_output: Option<usize>) -> u64 {
+    let fits = max_output.map_or(u64::MAX, |limit| {
+        // Base64 takes 4 bytes for each 3.
+        (limit.saturating_sub(ANSWER_OVERHEAD) / 4 * 3) as u64
+    });
+    MAX_BYTES.min(fits)
+}
+
+fn too_large(
+    path: &str,
+    format: Format,
+    pixels: Option<(u32, u32)>,
+    bytes: u64,
+    limit: u64,
+) -> ToolError {
+    let pixels = pixels.map(|(w, h)| format!("{w}x{h} pixels, ")).unwrap_or_default();
+    let bound = if limit < MAX_BYTES {
+        format!("{limit} bytes under the output limit (IKIGAI_TOOLS_MAX_OUTPUT)")
+    } else {
+        format!("{MAX_BYTES} bytes (5 MiB in base64)")
+    };
+    ToolError::ReadFailed(format!(
+        "{path} (a {} image of {pixels}{bytes} bytes: an image is answered whole or not at all, \
+         at most {bound} and {MAX_SIDE} pixels a side; bash can make a smaller copy, e.g. \
+         convert IN -resize 2000x2000 OUT.png)",
+        format.name()
+    ))
+}
+
+/// `content` in base64, in memory asked for without aborting.
+fn encode(content: &[u8]) -> Result<Vec<u8>, ToolError> {
+    let len = base64::encoded_len(content.len(), true).ok_or(ToolError::AllocationFailed)?;
+    let mut data = Vec::new();
+    memory::try_reserve(&mut data, len).map_err(|_| ToolError::AllocationFailed)?;
+    data.resize(len, 0);
+    let written = base64::engine::general_purpose::STANDARD
+        .encode_slice(content, &mut data)
+        .map_err(|_| ToolError::AllocationFailed)?;
+    data.truncate(written);
+    Ok(data)
+}
+
+/// The width and height the header of an image of `format` gives; `None`
+/// when there is no header to read, or it says 0.
+pub fn dimensions(format: Format, bytes: &[u8]) -> Option<(u32, u32)> {
+    let (w, h) = match format {
+        Format::Png => {
+            // The first chunk is IHDR: width and height, big-endian.
+            (bytes.get(12..16)? == b"IHDR").then_some(())?;
+            (be32(bytes, 16)?, be32(bytes, 20)?)
+        }
+        Format::Gif => (u32::from(le16(bytes, 6)?), u32::from(le16(bytes, 8)?)),
+        Format::WebP => webp(bytes)?,
+        Format::Jpeg => jpeg(bytes)?,
+    };
+    (w > 0 && h > 0).then_some((w, h))
+}
+
+fn webp(b: &[u8]) -> Option<(u32, u32)> {
+    match b.get(12..16)? {
+        // Lossy: a key frame's start code, then 14-bit width and height.
+        b"VP8 " => {
+            (b.get(23..26)? == [0x9d, 0x01, 0x2a]).then_some(())?;
+            Some((u32::from(le16(b, 26)? & 0x3fff), u32::from(le16(b, 28)? & 0x3fff)))
+        }
+        // Lossless: a signature byte, then width - 1 and height - 1 in 14
+        // bits each.
+        b"VP8L" => {
+            (*b.get(20)? == 0x2f).then_some(())?;
+            let bits = u32::from_le_bytes(b.get(21..25)?.try_into().ok()?);
+            Some(((bits & 0x3fff) + 1, ((bits >> 14) & 0x3fff) + 1))
+        }
+        // Extended: the canvas, width - 1 and height - 1 in 24 bits each.
+        b"VP8X" => {
+            let le24 = |at: usize| -> Option<u32> {
+                let s = b.get(at..at + 3)?;
+                Some(u32::from(s[0]) | u32::from(s[1]) << 8 | u32::from(s[2]) << 16)
+            };
+            Some((le24(24)? + 1, le24(27)? + 1))
+        }
+        _ => None,
+    }
+}
+
+/// Walks the segments to the first start of frame (SOFn), which holds the
+/// height and width; a scan (SOS) before it means none.
+fn jpeg(b: &[u8]) -> Option<(u32, u32)> {
+    let mut i = 2;
+    loop {
+        (*b.get(i)? == 0xff).then_some(())?;
+        let marker = *b.get(i + 1)?;
+        match marker {
+            // Fill bytes before a marker.
+            0xff => i += 1,
+            // Markers without a length.
+            0x01 | 0xd0..=0xd7 => i += 2,
+            // Start of image, end of image, start of scan: no frame header.
+            0xd8..=0xda => return None,
+            0xc0..=0xcf if !matches!(marker, 0xc4 | 0xc8 | 0xcc) => {
+                return Some((u32::from(be16(b, i + 7)?), u32::from(be16(b, i + 5)?)));
+            }
+            _ => i += 2 + usize::from(be16(b, i + 2)?),
+        }
+    }
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn le16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The headers of small images of each format, as encoders write them.
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        b.extend(w.to_be_bytes());
+        b.extend(h.to_be_bytes());
+        b.extend([8, 6, 0, 0, 0]);
+        b
+    }
+
+    #[test]
+    fn each_format_is_known_by_its_first_bytes_and_measured() {
+        assert_eq!(sniff(&png(1, 1)), Some(Format::Png));
+        assert_eq!(dimensions(Format::Png, &png(640, 480)), Some((640, 480)));
+        assert_eq!(dimensions(Format::Png, &png(0, 480)), None, "0 wide is no image");
+        let gif = b"GIF89a\x80\x02\xe0\x01\xf7\0\0";
+        assert_eq!(sniff(gif), Some(Format::Gif));
+        assert_eq!(dimensions(Format::Gif, gif), Some((640, 480)));
+        // A JPEG with an APP0 segment before its SOF0.
+        let mut jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF\0\x01\x01\0\0\x01\0\x01\0\0".to_vec();
+        jpeg.extend(b"\xff\xc0\x00\x11\x08\x01\xe0\x02\x80\x03");
+        assert_eq!(sniff(&jpeg), Some(Format::Jpeg));
+        assert_eq!(dimensions(Format::Jpeg, &jpeg), Some((640, 480)));
+        // A scan before any frame header: nothing to measure.
+        assert_eq!(dimensions(Format::Jpeg, b"\xff\xd8\xff\xda\x00\x08"), None);
+        let lossless = b"RIFF\0\0\0\0WEBPVP8L\0\0\0\0\x2f\x7f\xc2\x77\x00";
+        assert_eq!(sniff(lossless), Some(Format::WebP));
+        assert_eq!(dimensions(Format::WebP, lossless), Some((640, 480)));
+        let mut lossy = b"RIFF\0\0\0\0WEBPVP8 \0\0\0\0\0\0\0\x9d\x01\x2a".to_vec();
+        lossy.extend([0x80, 0x02, 0xe0, 0x01]);
+        assert_eq!(dimensions(Format::WebP, &lossy), Some((640, 480)));
+        let extended = b"RIFF\0\0\0\0WEBPVP8X\0\0\0\0\0\0\0\0\x7f\x02\0\xdf\x01\0";
+        assert_eq!(dimensions(Format::WebP, extended), Some((640, 480)));
+        assert_eq!(sniff(b"hello world, not an image"), None);
+        assert_eq!(dimensions(Format::Png, b"\x89PNG\r\n\x1a\n"), None, "cut short");
+    }
+
+    #[test]
+    fn the_size_bound_is_claudes_and_shrinks_with_the_output_limit() {
+        assert_eq!(MAX_BYTES, 3_932_160);
+        assert_eq!(base64::encoded_len(MAX_BYTES as usize, true), Some(5 * 1024 * 1024));
+        assert_eq!(max_bytes(None), MAX_BYTES);
+        assert_eq!(max_bytes(Some(16 << 20)), MAX_BYTES);
+        assert_eq!(max_bytes(Some(65_535)), (65_535 - 400) / 4 * 3);
+    }
+}
