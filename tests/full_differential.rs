@@ -15,6 +15,17 @@
 //! --crlf -H [options] -e PATTERN [PATH]` with HOME and XDG_CONFIG_HOME in
 //! an empty directory (no global gitignore, no fd ignore file), its output
 //! normalised to ours: `PATH:LINE: TEXT`, `PATH-LINE- TEXT`, `--`.
+//!
+//! Where the peers and grep-format.md part ways, the peer's side is
+//! normalised (each at its place, with its reason): `.git` is never
+//! searched (rg gets `-g '!.git'`, fd's `.git/` entries are dropped); a
+//! file holding a NUL is skipped (rg 13 answers for one when a match comes
+//! before the NUL); the `\r` of a CRLF line is not part of TEXT; count mode
+//! counts matching lines (`rg -U -c` counts matches); invalid UTF-8 is
+//! compared after a lossy decoding; fd's `/` after a directory and its
+//! smart case; rg 13 and fd 8.6 missing a parent's `a/b/` rule below a
+//! subdirectory. `files_skipped` is only checked to be a count: no peer
+//! tells it.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
