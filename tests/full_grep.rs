@@ -388,3 +388,25 @@ fn the_seed_profile_answers_as_before() {
         })
     );
 }
+
+/// A file too large to be read whole (it is searched as a stream) with its
+/// only NUL at the end is binary in every mode, also multi-line, where the
+/// searcher reads it without looking for one.
+#[test]
+fn a_nul_at_the_end_of_a_large_file_makes_it_binary_in_every_mode() {
+    let env = Env::new();
+    let mut big = "lorem ipsum\n".repeat(800_000).into_bytes();
+    big.extend_from_slice(b"x\0y\n");
+    env.write("big.txt", &big);
+    let skipped = json!({"output": "", "count": 0, "files_searched": 0, "files_skipped": 1});
+    for args in [
+        json!({"pattern": "nothing"}),
+        json!({"pattern": "nothing", "multiline": true}),
+        json!({"pattern": "foo\\nbar", "multiline": true}),
+        json!({"pattern": "lorem", "multiline": true, "output_mode": "count"}),
+        json!({"pattern": "lorem", "output_mode": "files_with_matches"}),
+        json!({"pattern": "ipsum$", "context": 1, "head_limit": 2}),
+    ] {
+        assert_eq!(grep(&env, args.clone()), skipped, "{args}");
+    }
+}

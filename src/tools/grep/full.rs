@@ -273,6 +273,7 @@ struct Worker {
     buffer: Vec<u8>,
     whole_max: usize,
     mode: Mode,
+    multiline: bool,
 }
 
 impl Worker {
@@ -294,6 +295,7 @@ impl Worker {
             buffer: Vec::new(),
             whole_max,
             mode: options.mode,
+            multiline: options.multiline,
         }
     }
 }
@@ -316,6 +318,7 @@ fn search_file(worker: &mut Worker, item: &Item, pager: &Mutex<Pager>, turn: &Tu
         lines: 0,
         binary: false,
         known_text: whole,
+        multiline: worker.multiline,
         pager,
         turn,
     };
@@ -338,6 +341,7 @@ struct Entries<'a> {
     lines: i64,
     binary: bool,
     known_text: bool,
+    multiline: bool,
     pager: &'a Mutex<Pager>,
     turn: &'a Turn<'a>,
 }
@@ -358,7 +362,7 @@ impl Entries<'_> {
 
     /// Whether the file is text: known when read whole, else read once.
     fn is_text(&mut self) -> bool {
-        if !self.known_text {
+        if !self.known_text && !self.binary {
             self.binary = has_nul(self.file);
             self.known_text = true;
         }
@@ -382,7 +386,10 @@ impl Entries<'_> {
     }
 
     fn finish(mut self) -> FileOut {
-        if self.lines > 0 && !self.is_text() {
+        // A file read as a stream may hold a NUL past what the searcher
+        // looked at: past a match, or anywhere when a multi-line search
+        // read it whole without looking.
+        if (self.lines > 0 || self.multiline) && !self.is_text() {
             self.binary = true;
         }
         if self.binary {
