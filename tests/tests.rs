@@ -19,6 +19,7 @@ mod dispatch;
 mod file_edit;
 mod file_read;
 mod file_write;
+mod full_differential;
 mod full_file_edit;
 mod full_file_read;
 mod full_file_write;
