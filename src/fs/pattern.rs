@@ -100,7 +100,7 @@ impl Star {
         Some(Star { prefix: bytes[..star].to_vec(), suffix: bytes[star + 1..].to_vec() })
     }
 
-    fn matches(&self, name: &[u8]) -> bool {
+    pub fn matches(&self, name: &[u8]) -> bool {
         // Byte loops rather than slice equality, which calls memcmp even
         // for the empty prefix of `*.c`: this runs for every entry.
         name.len() >= self.prefix.len() + self.suffix.len()

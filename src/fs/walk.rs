@@ -47,6 +47,8 @@ use std::sync::Arc;
 use rustix::fs::{fstat, OFlags, Stat};
 
 mod dirents;
+pub mod ignored;
+pub mod matched;
 
 use dirents::{kind_at, Dirents};
 

@@ -12,7 +12,12 @@ use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{Args, Outcome};
 
+mod full;
+
 pub fn run(args: &Args, context: &Context) -> Outcome {
+    if context.profile.is_full() {
+        return full::run(args, context);
+    }
     let pattern = args.required_str("pattern")?;
     let path = args.optional_path("path")?;
     let glob = Glob::new(path, pattern)?;

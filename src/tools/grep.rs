@@ -21,6 +21,7 @@ use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
 mod files;
+mod full;
 mod ordered;
 mod print;
 mod search;
@@ -29,6 +30,9 @@ use files::Files;
 use print::Answer;
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
+    if context.profile.is_full() {
+        return full::run(args, context);
+    }
     let pattern = args.required_str("pattern")?;
     let filter = match args.optional_str("glob")? {
         None | Some("") => None,

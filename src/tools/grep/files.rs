@@ -70,7 +70,7 @@ const CONFINED_FILES: u64 = 4096;
 /// Raises the soft limit on open files to `CONFINED_FILES` where the hard
 /// limit allows: under a low soft limit (`ulimit -Sn 256`) opening a file
 /// from its directory would fail and the file would be passed over.
-fn room_for_directories() {
+pub(super) fn room_for_directories() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
         let wanted = CONFINED_FILES.min(hard);
@@ -84,6 +84,8 @@ fn room_for_directories() {
 pub(super) struct Item {
     pub(super) path: Vec<u8>,
     source: Source,
+    /// A short read of it means its end (`fs::walk::ignored::page_cached`).
+    pub(super) short_read_ends: bool,
 }
 
 enum Source {
@@ -99,7 +101,14 @@ enum Source {
 impl Item {
     /// The file at `path`, opened by it (unconfined).
     pub(super) fn by_path(path: &[u8]) -> Item {
-        Item { path: path.to_vec(), source: Source::Path }
+        Item { path: path.to_vec(), source: Source::Path, short_read_ends: false }
+    }
+
+    /// The entry whose name starts at byte `at` of `path`, in the open
+    /// directory `dir` (the full profile's walk).
+    pub(super) fn entry(path: &[u8], dir: &Arc<OwnedFd>, at: usize, local: bool) -> Item {
+        let source = Source::Entry(Arc::clone(dir), at);
+        Item { path: path.to_vec(), source, short_read_ends: local }
     }
 
     fn of(found: Found<'_>) -> Item {
@@ -107,7 +116,7 @@ impl Item {
             Some((dir, at)) => Source::Entry(Arc::clone(dir), at),
             None => Source::Path,
         };
-        Item { path: found.path.to_vec(), source }
+        Item { path: found.path.to_vec(), source, short_read_ends: false }
     }
 
     /// Opens the file without blocking (see `open`); confined, never by
@@ -145,7 +154,7 @@ fn open(path: &[u8]) -> std::io::Result<File> {
 ///
 /// Confined, the file is opened beneath the roots, and selected by the
 /// filter beneath them too; a `path` outside the roots is refused.
-fn named(
+pub(super) fn named(
     path: &str,
     filter: Option<&str>,
     roots: Option<&Roots>,
@@ -154,7 +163,11 @@ fn named(
         None if is_regular_file(path) => Item::by_path(path.as_bytes()),
         None => return Ok(None),
         Some(roots) => match open_confined(path, roots)? {
-            Some(file) => Item { path: path.as_bytes().to_vec(), source: Source::Opened(file) },
+            Some(file) => Item {
+                path: path.as_bytes().to_vec(),
+                source: Source::Opened(file),
+                short_read_ends: false,
+            },
             None => return Ok(None),
         },
     };

@@ -20,7 +20,7 @@ use crate::limit::{self, Bounded};
 /// The bytes of lines a file's search holds while files before it are
 /// still being searched; past it, it waits for them and hands its lines
 /// over to the answer.
-const HOLD_AHEAD: usize = 1024 * 1024;
+pub(super) const HOLD_AHEAD: usize = 1024 * 1024;
 
 /// The answer being printed, the files' lines in the files' order.
 pub(super) struct Answer {

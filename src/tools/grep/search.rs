@@ -69,6 +69,20 @@ pub(super) fn search(
 /// The regular expression, line by line: `^` and `$` at line boundaries
 /// (`$` also before `\r\n`), never a match across lines.
 pub(super) fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
+    matcher_with(pattern, Pattern::default())
+}
+
+/// How the full profile reads a pattern (`rg -i`, `rg -F`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Pattern {
+    pub(super) case_insensitive: bool,
+    pub(super) fixed_strings: bool,
+    /// Matches may span lines (`rg -U`): no line terminator is kept out.
+    pub(super) multiline: bool,
+}
+
+/// `matcher`, the pattern read as `how` says.
+pub(super) fn matcher_with(pattern: &str, how: Pattern) -> Result<RegexMatcher, ToolError> {
     let invalid = |e: &dyn std::fmt::Display| ToolError::InvalidRegex(one_line(&e.to_string()));
     // The bound glob's patterns have too (`fs::pattern`): a 100 KB regex
     // over a 100 KB line took half a minute (ripgrep: more than a minute).
@@ -77,16 +91,24 @@ pub(super) fn matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
     }
     // grep-regex wraps the pattern in `(?:…)` before parsing, which would
     // show up in its messages; parse it as given first, with the same flags.
-    regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .multi_line(true)
-        .crlf(true)
-        .build()
-        .parse(pattern)
-        .map_err(|e| invalid(&e))?;
-    RegexMatcherBuilder::new()
-        .multi_line(true)
-        .crlf(true)
+    if !how.fixed_strings {
+        regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .multi_line(true)
+            .crlf(true)
+            .case_insensitive(how.case_insensitive)
+            .build()
+            .parse(pattern)
+            .map_err(|e| invalid(&e))?;
+    }
+    let mut builder = RegexMatcherBuilder::new();
+    builder.multi_line(true).crlf(true);
+    if how.multiline {
+        builder.line_terminator(None);
+    }
+    builder
+        .case_insensitive(how.case_insensitive)
+        .fixed_strings(how.fixed_strings)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_SIZE_LIMIT)
         .build(pattern)
@@ -166,7 +188,19 @@ fn search_file(worker: &mut Worker, item: &Item, in_turn: Option<&InTurn<'_>>) -
 /// many bytes were read and whether that is the whole file. Each read asks
 /// for all the room there is, so a small file takes one read and the one
 /// that finds its end. A read error ends the file where it happened.
-fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usize, bool) {
+pub(super) fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usize, bool) {
+    read_up_to_with(file, buffer, max, false)
+}
+
+/// `read_up_to`; with `short_read_ends`, a read that returns less than it
+/// asked for is taken as the end of the file (true of regular files on
+/// page-cache file systems: `fs::walk::ignored::page_cached`).
+pub(super) fn read_up_to_with(
+    file: &File,
+    buffer: &mut Vec<u8>,
+    max: usize,
+    short_read_ends: bool,
+) -> (usize, bool) {
     let mut read = 0;
     loop {
         if read == buffer.len() {
@@ -177,7 +211,13 @@ fn read_up_to(file: &File, buffer: &mut Vec<u8>, max: usize) -> (usize, bool) {
         }
         match (&*file).read(&mut buffer[read..]) {
             Ok(0) => return (read, true),
-            Ok(n) => read += n,
+            Ok(n) => {
+                let asked = buffer.len() - read;
+                read += n;
+                if short_read_ends && n < asked {
+                    return (read, true);
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return (read, true),
         }
@@ -203,6 +243,28 @@ pub(super) fn has_nul(file: &File) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Taking a short read as the end reads the same bytes, whatever the
+    /// size against the buffer (on the test's file system, local).
+    #[test]
+    fn a_short_read_as_the_end_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let b = BUFFER_START;
+        for size in [0, 1, b - 1, b, b + 1, 2 * b, 3 * b + 7] {
+            let content: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &content).unwrap();
+            for max in [b, 2 * b, 4 * b] {
+                let (mut plain, mut short) = (Vec::new(), Vec::new());
+                let file = File::open(&path).unwrap();
+                let a = read_up_to_with(&file, &mut plain, max, false);
+                let file = File::open(&path).unwrap();
+                let c = read_up_to_with(&file, &mut short, max, true);
+                assert_eq!(a, c, "size {size} max {max}");
+                assert_eq!(plain[..a.0], short[..c.0], "size {size} max {max}");
+            }
+        }
+    }
 
     /// Lines of a file searched whole and as a stream (past `whole_max`)
     /// are the same, NUL bytes make it binary either way.
