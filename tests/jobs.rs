@@ -837,3 +837,68 @@ fn jobs_answers_stay_within_the_output_limit() {
         jobs.call("job_kill", json!({"job_id": row["job_id"]}));
     }
 }
+
+/// The default state directory in the temporary directory was
+/// `ikigai-tools-UID`, the very name of a confined command's private
+/// temporary directory, which it may write: a confined command of one agent
+/// could then plant files in another agent's jobs (or forge their status).
+/// The state directory has a name of its own, which confined commands
+/// cannot write.
+#[test]
+fn jobs_a_confined_command_cannot_touch_the_default_state_directory() {
+    let env = Env::new();
+    let tmp = env.beside("tmp");
+    let work = env.work();
+    let call = |tool: &str, agent: &str, roots: Option<&Path>, args: Value| -> Value {
+        let mut cmd = env
+            .cmd(tool)
+            .env("IKIGAI_TOOLS_PROFILE", "full")
+            .env("IKIGAI_TOOLS_YIELD", "1")
+            .env("IKIGAI_AGENT_ID", agent)
+            .env("TMPDIR", &tmp)
+            .env("XDG_RUNTIME_DIR", "")
+            .timeout(PATIENCE * 3);
+        if let Some(roots) = roots {
+            cmd = cmd.env("IKIGAI_TOOLS_ROOTS", roots);
+        }
+        let ran = cmd.stdin(args.to_string()).run();
+        assert_eq!(ran.code, Some(0), "{tool} {args}: {}", ran.stderr);
+        ran.json()
+    };
+    // Agent B's job, unconfined, in the default state directory.
+    let job = call("bash", "b", None, json!({"command": "sleep 30", "run_in_background": true}));
+    let id = id_of(&job);
+    let job_dir = find_dir(&tmp, &id).expect("the job's directory beneath TMPDIR");
+    // Agent A's confined command tries every directory beneath the
+    // temporary directory it can see.
+    let attack = format!(
+        "find {} -type d 2>/dev/null | while read -r d; do touch \"$d/planted\" 2>/dev/null; done; echo tried",
+        tmp.display()
+    );
+    let answer = call("bash", "a", Some(&work), json!({"command": attack}));
+    assert_eq!(answer["output"], "tried", "{answer}");
+    assert!(
+        !job_dir.join("planted").exists(),
+        "a confined command wrote into {}",
+        job_dir.display()
+    );
+    assert!(!job_dir.parent().unwrap().join("planted").exists(), "the namespace was written");
+    let killed = call("job_kill", "b", None, json!({"job_id": id}));
+    assert!(killed.get("error").is_none(), "{killed}");
+}
+
+/// The directory named `name` beneath `dir`, at any depth.
+fn find_dir(dir: &Path, name: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() && !path.is_symlink() {
+            if entry.file_name() == name {
+                return Some(path);
+            }
+            if let Some(found) = find_dir(&path, name) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}

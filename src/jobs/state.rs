@@ -1,7 +1,9 @@
 //! The state directory and the caller's namespace in it.
 //!
 //! `IKIGAI_TOOLS_STATE_DIR`, else `$XDG_RUNTIME_DIR/ikigai-tools`, else
-//! `ikigai-tools-UID` in the temporary directory. It is created mode 0700
+//! `ikigai-tools-jobs-UID` in the temporary directory: not `ikigai-tools-UID`,
+//! the private temporary directory a confined command may write
+//! (`confine::temp`), where it could plant files in other agents' jobs. It is created mode 0700
 //! when missing, and on every use it must be a directory (not a link) owned
 //! by the caller with no access for anyone else: one that someone else
 //! made, or opened to others, is refused, never repaired or trusted.
@@ -84,7 +86,7 @@ fn state_dir(settings: &Settings) -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(run) => Path::new(&run).join("ikigai-tools"),
         None => std::env::temp_dir()
-            .join(format!("ikigai-tools-{}", rustix::process::geteuid().as_raw())),
+            .join(format!("ikigai-tools-jobs-{}", rustix::process::geteuid().as_raw())),
     }
 }
 
