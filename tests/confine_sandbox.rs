@@ -10,6 +10,7 @@
 //! user the tool runs as, so that only the sandbox stands in the way.
 
 use crate::common;
+use common::procs::is_gone;
 use common::*;
 
 use std::fs;
@@ -377,12 +378,6 @@ fn break_10_signals_and_abstract_sockets_outside_the_sandbox_are_refused() {
     assert_eq!(s.unconfined(&connect), json!({"output": "connected", "exit_code": 0}));
 }
 
-/// Whether process `pid` exists (and is not a zombie).
-fn alive(pid: i32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.starts_with(" Z")))
-}
-
 /// The bash tool (as a host starts it) running a command that kills its
 /// guardian, then leaves `sleep 60` in the background and waits; the tool
 /// is SIGKILLed once the sleep's pid is written. The sleep's pid and
@@ -424,10 +419,10 @@ fn guardian_attack(s: &Sandboxed, confined: bool) -> (i32, bool) {
     let _ = tool.kill();
     let _ = tool.wait();
     let start = Instant::now();
-    while alive(pid) && start.elapsed() < Duration::from_secs(1) {
+    while !is_gone(pid) && start.elapsed() < Duration::from_secs(1) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let survived = alive(pid);
+    let survived = !is_gone(pid);
     if survived {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),

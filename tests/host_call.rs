@@ -3,7 +3,7 @@
 
 // The shared harness's `as_nobody(self)` trips this lint; it is not ours to rename.
 use crate::common;
-use common::procs;
+use common::procs::{self, is_gone};
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;
@@ -35,21 +35,10 @@ fn call(env: &Env, args: &[&str]) -> (Option<i32>, Value, Ran) {
     (ran.code, ran.json(), ran)
 }
 
-/// Whether a process is still running (a zombie is not).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
-            !matches!(state, Some("Z") | Some("X"))
-        }
-        Err(_) => false,
-    }
-}
-
 /// Waits a little for a process killed a moment ago to be gone.
 fn gone(pid: i32) -> bool {
     for _ in 0..200 {
-        if !alive(pid) {
+        if is_gone(pid) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(10));

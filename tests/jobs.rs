@@ -6,6 +6,7 @@
 use crate::common;
 use crate::mcp::Session;
 use common::fuzz::{seed_from_env, Rng};
+use common::procs::{assert_gone_within, is_gone};
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;
@@ -106,24 +107,6 @@ fn first_output(answer: &Value) -> String {
     let id = id_of(answer);
     let output = answer["output"].as_str().unwrap_or_else(|| panic!("{answer}"));
     output.strip_suffix(&note(&id)).unwrap_or_else(|| panic!("no note: {answer}")).to_owned()
-}
-
-/// Whether `pid` is a live process (a zombie is dead).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().next() != Some("Z"))
-        })
-        .unwrap_or(false)
-}
-
-fn assert_gone_soon(pids: &[i32]) {
-    let deadline = Instant::now() + PATIENCE;
-    while pids.iter().any(|&pid| alive(pid)) {
-        assert!(Instant::now() < deadline, "still running: {pids:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The pids written to `file` (one a line), once `count` are there.
@@ -274,7 +257,7 @@ fn jobs_timeout_stops_the_whole_group_and_says_timed_out() {
         if !background {
             assert_eq!(answer, json!({"output": "a", "exit_code": 143, "timed_out": true}));
         }
-        assert_gone_soon(&pids_in(&pids, 2));
+        assert_gone_within(&pids_in(&pids, 2), PATIENCE);
     }
 }
 
@@ -313,7 +296,7 @@ fn jobs_job_kill_leaves_no_process_and_job_list_shows_it_ended() {
     let killed = jobs.call("job_kill", json!({"job_id": id}));
     assert_eq!(killed, json!({"job_id": id, "running": false, "exit_code": 143}));
     for pid in &pids {
-        assert!(!alive(*pid), "{pid} survived job_kill");
+        assert!(is_gone(*pid), "{pid} survived job_kill");
     }
     let listed = jobs.call("job_list", json!({}));
     assert_eq!(listed["jobs"][0]["state"], "killed", "{listed}");
@@ -496,7 +479,7 @@ fn bounded_job(bytes: u64) {
     let supervisor: i32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
     let (mut disk, mut rss) = (0, 0);
     let began = Instant::now();
-    while alive(supervisor) {
+    while !is_gone(supervisor) {
         disk = disk.max(disk_use(&jobs.state));
         rss = rss.max(status_kb(supervisor, "VmHWM:").unwrap_or(0));
         assert!(began.elapsed() < Duration::from_secs(300), "the job never ended");
@@ -591,7 +574,7 @@ fn jobs_sigkill_of_the_starter_at_random_moments() {
         listed["jobs"].as_array().unwrap().len(),
         pids.len()
     );
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
     // Nothing left behind once the supervisors that were cleaning up are
     // done and a call has swept what a starter killed while making a job
     // left half made.
@@ -662,10 +645,10 @@ fn jobs_over_mcp_wait_with_progress_cancel_and_end_with_the_session() {
     let listed = session.call(21, "job_list", json!({}));
     let rows = &listed["result"]["structuredContent"]["jobs"];
     assert_eq!(rows[0]["state"], "running", "{listed}");
-    assert!(pids.iter().all(|&p| alive(p)), "the cancelled wait stopped the job");
+    assert!(pids.iter().all(|&p| !is_gone(p)), "the cancelled wait stopped the job");
     // The session ends: its jobs with it.
     session.end();
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
 }
 
 /// A job keeps the confinement of the call that started it: confined to
@@ -718,7 +701,7 @@ fn jobs_nobody_reads_end_after_their_time_to_live() {
     let ended =
         jobs.call_with("bash", json!({"command": "echo hi", "run_in_background": true}), &ttl);
     let ended_id = id_of(&ended);
-    assert_gone_soon(&pids_in(&pids, 2));
+    assert_gone_within(&pids_in(&pids, 2), PATIENCE);
     let deadline = Instant::now() + PATIENCE;
     loop {
         let listed = jobs.call_with("job_list", json!({}), &ttl);
@@ -751,7 +734,7 @@ fn jobs_a_supervisor_killed_outright_takes_its_command_and_reads_as_killed() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
     let listed = jobs.call("job_list", json!({}));
     assert_eq!(listed["jobs"][0]["state"], "killed", "{listed}");
     let read = jobs.call("job_output", json!({"job_id": id}));
@@ -771,7 +754,7 @@ fn jobs_a_background_process_of_a_command_does_not_hold_the_answer() {
         jobs.call_with("bash", json!({"command": command}), &[("IKIGAI_TOOLS_YIELD", "20")]);
     assert_eq!(answer, json!({"output": "done", "exit_code": 0}));
     let pids = pids_in(&pids, 1);
-    assert!(alive(pids[0]));
+    assert!(!is_gone(pids[0]));
     assert!(jobs.job_dirs().is_empty());
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0]), nix::sys::signal::Signal::SIGKILL)
         .unwrap();
@@ -788,7 +771,7 @@ fn jobs_a_job_whose_state_is_removed_is_stopped() {
     let id = id_of(&first);
     let pids = pids_in(&pids, 2);
     std::fs::remove_dir_all(jobs.state.join("default").join(&id)).unwrap();
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
 }
 
 /// Every answer of a job stays within the output limit, as every answer

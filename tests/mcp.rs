@@ -12,6 +12,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+use common::procs::assert_gone_within;
 use common::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -184,24 +185,6 @@ fn pids_of(pidfile: &Path) -> Vec<i32> {
     }
 }
 
-/// Whether `pid` is a live process (a zombie is dead).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().next() != Some("Z"))
-        })
-        .unwrap_or(false)
-}
-
-fn assert_gone_soon(pids: &[i32]) {
-    let deadline = Instant::now() + PATIENCE;
-    while pids.iter().any(|&pid| alive(pid)) {
-        assert!(Instant::now() < deadline, "still running: {pids:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn mcp_initialize_answers_every_handshake_revision() {
     let env = Env::new();
@@ -312,7 +295,7 @@ fn mcp_cancel_kills_the_command_and_sends_no_response() {
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}})
             .to_string(),
     );
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
     // Whatever comes before the ping's answer, none of it answers the call.
     session.send(3, "ping", json!({}));
     let (_, before) = session.response(3);
@@ -335,7 +318,7 @@ fn mcp_closing_stdin_exits_at_once_and_ends_running_calls() {
     // rmcp's own transport waits five seconds for running calls to answer.
     assert!(closed.elapsed() < Duration::from_secs(4), "exit took {:?}", closed.elapsed());
     assert_eq!(status.code(), Some(0));
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
 }
 
 #[test]
@@ -349,7 +332,7 @@ fn mcp_sigterm_to_the_server_ends_running_calls() {
     kill(server, Signal::SIGTERM).expect("signal the server");
     let status = session.exit_status();
     assert_eq!(status.code(), Some(128 + 15));
-    assert_gone_soon(&pids);
+    assert_gone_within(&pids, PATIENCE);
 }
 
 // --- roots (docs/MCP.md, "Confining a session") ------------------------------

@@ -563,3 +563,13 @@ impl Drop for Leftover {
         gone_within(self.0, Duration::from_secs(10));
     }
 }
+
+/// Waits until every process of `pids` is gone ([`gone_within`]), failing
+/// past `patience`.
+pub fn assert_gone_within(pids: &[i32], patience: Duration) {
+    let deadline = Instant::now() + patience;
+    for &pid in pids {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(gone_within(pid, left), "still running: {pid} of {pids:?}");
+    }
+}
