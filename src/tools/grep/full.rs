@@ -12,7 +12,7 @@
 //!   `HOLD_AHEAD` of entries waits for its turn and hands them over.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use grep_matcher::LineTerminator;
@@ -327,12 +327,7 @@ fn search_file(worker: &mut Worker, item: &Item, pager: &Mutex<Pager>, turn: &Tu
         pager,
         turn,
     };
-    if whole {
-        let _ = worker.searcher.search_slice(&worker.matcher, content, &mut sink);
-    } else {
-        let rest = std::io::Cursor::new(content).chain(&file);
-        let _ = worker.searcher.search_reader(&worker.matcher, rest, &mut sink);
-    }
+    search::search_content(&mut worker.searcher, &worker.matcher, content, whole, &file, &mut sink);
     sink.finish()
 }
 

@@ -173,14 +173,27 @@ fn search_file(worker: &mut Worker, item: &Item, in_turn: Option<&InTurn<'_>>) -
         return FileResult { output: Bounded::for_answer(limit), lines: 0 };
     }
     let mut sink = Lines::new(&item.path, &file, limit, in_turn, whole);
-    if whole {
-        let _ = worker.searcher.search_slice(&worker.matcher, content, &mut sink);
-    } else {
-        let rest = std::io::Cursor::new(content).chain(&file);
-        // A read error part way keeps the lines found before it.
-        let _ = worker.searcher.search_reader(&worker.matcher, rest, &mut sink);
-    }
+    search_content(&mut worker.searcher, &worker.matcher, content, whole, &file, &mut sink);
     sink.finish()
+}
+
+/// Searches a file whose first bytes, `content`, are read: all of it when
+/// `whole`, else `content` and then the rest of `file` as a stream. A read
+/// error part way keeps what `sink` found before it.
+pub(super) fn search_content<S: grep_searcher::Sink>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    content: &[u8],
+    whole: bool,
+    file: &File,
+    sink: &mut S,
+) {
+    if whole {
+        let _ = searcher.search_slice(matcher, content, sink);
+    } else {
+        let rest = std::io::Cursor::new(content).chain(file);
+        let _ = searcher.search_reader(matcher, rest, sink);
+    }
 }
 
 /// Reads `file` into `buffer` (grown as needed, never cleared: its bytes
