@@ -97,6 +97,21 @@ impl Session {
         );
     }
 
+    /// The next line as the server wrote it; `None` if none comes within `wait`.
+    pub(crate) fn next_line(&self, wait: Duration) -> Option<String> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's stdin, for a test that writes to it from a thread.
+    pub(crate) fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin still open")
+    }
+
     /// The next message, parsed; `None` if none comes within `wait`.
     pub(crate) fn next(&self, wait: Duration) -> Option<Value> {
         let line = self.lines.recv_timeout(wait).ok()?;
@@ -162,19 +177,19 @@ impl Drop for Session {
     }
 }
 
-fn initialize_params(revision: &str) -> Value {
+pub(crate) fn initialize_params(revision: &str) -> Value {
     json!({"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}})
 }
 
 /// A bash command that writes the pids of a background `sleep 30` and of
 /// its shell to `pidfile`, then waits.
-fn sleeper(pidfile: &Path) -> Value {
+pub(crate) fn sleeper(pidfile: &Path) -> Value {
     let file = pidfile.display();
     json!({"command": format!("sleep 30 & echo $! > {file}.tmp; echo $$ >> {file}.tmp; mv {file}.tmp {file}; wait")})
 }
 
 /// The pids `sleeper` wrote, once it has.
-fn pids_of(pidfile: &Path) -> Vec<i32> {
+pub(crate) fn pids_of(pidfile: &Path) -> Vec<i32> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         if let Ok(text) = std::fs::read_to_string(pidfile) {

@@ -67,6 +67,7 @@ pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
 async fn serve(command_line_roots: Confinement, profile: Profile) -> Ending {
     let calls = Calls::new(profile);
     let (transport, stdin_closed) = StdioLines::new();
+    let writer = transport.writer();
     let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots), profile)
         .serve(transport)
         .await
@@ -76,6 +77,7 @@ async fn serve(command_line_roots: Confinement, profile: Profile) -> Ending {
             // stdin closed before `initialize`, or the handshake failed.
             tell(e);
             calls.shutdown_and_wait().await;
+            flushed(&writer).await;
             return if stdin_closed.is_cancelled() { Ending::InputClosed } else { Ending::Failed };
         }
     };
@@ -95,7 +97,13 @@ async fn serve(command_line_roots: Confinement, profile: Profile) -> Ending {
     };
     calls.shutdown_and_wait().await;
     cancel.cancel();
+    flushed(&writer).await;
     code
+}
+
+/// What is queued for stdout written, unless the client stopped reading.
+async fn flushed(writer: &transport::Writer) {
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer.flushed()).await;
 }
 
 /// Waits for SIGTERM, SIGINT or SIGHUP; returns its number. A signal whose
