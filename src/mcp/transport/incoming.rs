@@ -27,7 +27,7 @@ pub fn read(
     line: &[u8],
     messages: &mut VecDeque<Message>,
 ) -> Vec<Vec<u8>> {
-    if line.first() == Some(&b'[') {
+    if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
         return batch(in_flight, line, messages).into_iter().map(String::into_bytes).collect();
     }
     let mut replies = Vec::new();
