@@ -205,3 +205,24 @@ fn mcp_size_an_error_text_stays_short_with_its_code_head_and_tail() {
     // Over STRUCTURED_MAX: the text alone.
     assert_eq!(result.get("structuredContent"), None);
 }
+
+#[test]
+fn mcp_size_an_image_past_the_limit_is_sent_whole_as_image_content() {
+    // The limit bounds the text; the image travels as an image, once.
+    let env = Env::new();
+    let mut image = crate::full_file_read::png(2, 2);
+    image.resize(100_000, 0);
+    env.write("big.png", &image);
+    let mut session = session(&env, &[], &[]);
+    let line = call_line(&mut session, 3, "file_read", json!({"file_path": "big.png"}));
+    let message: Value = serde_json::from_str(&line).unwrap();
+    let sha256 = env.call_full("file_read", json!({"file_path": "big.png"}))["sha256"].clone();
+    let described = "Image: PNG, 2x2, 100000 bytes";
+    assert_eq!(
+        message["result"],
+        json!({"content": [
+            {"type": "text", "text": format!("{described}\nsha256: {}", sha256.as_str().unwrap())},
+            {"type": "image", "data": crate::full_file_read::base64(&image), "mimeType": "image/png"}
+        ], "structuredContent": {"output": described, "sha256": sha256}, "isError": false})
+    );
+}
