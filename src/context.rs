@@ -25,8 +25,12 @@ use crate::confine::{Roots, NETWORK_VAR};
 use crate::error::ToolError;
 use crate::profile::Profile;
 
-const MAX_OUTPUT_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
+pub const MAX_OUTPUT_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
 pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
+/// The default of `ikigai-tools mcp` (docs/MCP.md, "Answers sized for the
+/// hosts"): under Claude Code's 25,000 tokens at one token a byte, the
+/// worst case, and its 50,000 characters kept inline.
+pub const MCP_MAX_OUTPUT: usize = 24_000;
 /// The default under the `-tool` names (`file-read-tool`): current ikigai
 /// releases read at most this much of an answer and call anything longer
 /// invalid JSON.
@@ -114,6 +118,14 @@ impl Context {
 /// own name, for the tools it calls.
 pub fn max_output(name: &str) -> Option<usize> {
     parse_limit(std::env::var(MAX_OUTPUT_VAR).ok().as_deref(), default_max_output(name))
+}
+
+/// The output limit of `ikigai-tools mcp`, which it gives each call:
+/// `--max-output` (`flag`), else `IKIGAI_TOOLS_MAX_OUTPUT`, else
+/// [`MCP_MAX_OUTPUT`], read as the variable is.
+pub fn mcp_max_output(flag: Option<&str>) -> Option<usize> {
+    let env = std::env::var(MAX_OUTPUT_VAR).ok();
+    parse_limit(flag.or(env.as_deref()), MCP_MAX_OUTPUT)
 }
 
 /// The default limit of a run called by `name`: what current ikigai reads

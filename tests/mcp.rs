@@ -37,10 +37,20 @@ impl Session {
     /// beside `work/`: confined bash may write to the temporary directory,
     /// and the system's `/tmp` holds the fixtures that must be outside.
     pub(crate) fn start_with(env: &Env, args: &[&std::ffi::OsStr]) -> Session {
+        Session::start_with_vars(env, args, &[])
+    }
+
+    /// `start_with`, the server's environment given `vars` besides.
+    pub(crate) fn start_with_vars(
+        env: &Env,
+        args: &[&std::ffi::OsStr],
+        vars: &[(&str, &str)],
+    ) -> Session {
         let tmp = env.mkdir("../tmp");
         let mut child = Command::new(env.link("ikigai-tools"))
             .arg("mcp")
             .args(args)
+            .envs(vars.iter().copied())
             .env("TMPDIR", tmp)
             .current_dir(env.work())
             .stdin(Stdio::piped())

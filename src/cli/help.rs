@@ -41,7 +41,7 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         host: false,
         text: "The most bytes of an answer, escaping included; past it the output keeps \
                its head and tail around a marker (0: no limit; default 16 MiB, 65535 under \
-               the -tool names)",
+               the -tool names, 24000 under ikigai-tools mcp)",
     },
     EnvVar {
         name: "IKIGAI_TOOLS_ROOTS",

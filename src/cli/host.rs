@@ -81,13 +81,24 @@ fn mcp_command() -> Command {
                      or seed (exactly the six seed schemas); else IKIGAI_TOOLS_PROFILE",
                 ),
         )
+        .arg(
+            Arg::new("max-output")
+                .long("max-output")
+                .value_name("BYTES")
+                .value_parser(value_parser!(u64))
+                .help(
+                    "The most bytes of a call's answer, as IKIGAI_TOOLS_MAX_OUTPUT (0: no \
+                     limit; less than 1024 is 1024); else that variable, else 24000, which \
+                     Claude Code keeps whole",
+                ),
+        )
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
     match crate::mcp::roots_from_command_line(&paths) {
-        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m))),
+        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m), mcp_max_output(m))),
         Err(e) => {
             print_command_error(MCP, e);
             ExitCode::UsageError
@@ -102,6 +113,13 @@ fn mcp_profile(m: &ArgMatches) -> Profile {
     let named = m.get_one::<String>("profile").map(String::as_str);
     let env = std::env::var(PROFILE_VAR).ok();
     named.or(env.as_deref()).and_then(Profile::parse).unwrap_or(Profile::Full)
+}
+
+/// The MCP server's output limit: `--max-output`, else
+/// `IKIGAI_TOOLS_MAX_OUTPUT`, else its own default (docs/MCP.md).
+fn mcp_max_output(m: &ArgMatches) -> Option<usize> {
+    let flag = m.get_one::<u64>("max-output").map(u64::to_string);
+    crate::context::mcp_max_output(flag.as_deref())
 }
 
 fn default_dirs_arg() -> Arg {

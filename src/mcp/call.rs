@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::roots::Allowed;
 use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
-use crate::context::IMAGES_VAR;
+use crate::context::{IMAGES_VAR, MAX_OUTPUT_VAR};
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
 use crate::profile::{Profile, PROFILE_VAR};
 use crate::tools::Tool;
@@ -51,6 +51,9 @@ pub enum Ended {
 #[derive(Clone)]
 pub struct Calls {
     profile: Profile,
+    /// The output limit every call gets (`None`: none): docs/MCP.md,
+    /// "Answers sized for the hosts".
+    max_output: Option<usize>,
     /// The session's namespace of jobs (`IKIGAI_TOOLS_SESSION`, random):
     /// its jobs are seen by its calls only, and end with it.
     session: Arc<String>,
@@ -75,16 +78,23 @@ impl Drop for Running {
 }
 
 impl Calls {
-    /// The calls of a server that serves `profile`.
-    pub fn new(profile: Profile) -> Calls {
+    /// The calls of a server that serves `profile`, each answer within
+    /// `max_output` bytes.
+    pub fn new(profile: Profile, max_output: Option<usize>) -> Calls {
         Calls {
             profile,
+            max_output,
             session: Arc::new(crate::jobs::state::new_id().unwrap_or_else(|_| {
                 format!("{}-{:?}", std::process::id(), std::time::SystemTime::now())
             })),
             shutdown: CancellationToken::new(),
             running: Arc::new(watch::Sender::new(0)),
         }
+    }
+
+    /// The output limit of every call.
+    pub fn max_output(&self) -> Option<usize> {
+        self.max_output
     }
 
     /// Stops every running call (as a cancellation does) and waits, at most
@@ -120,7 +130,8 @@ impl Calls {
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }
-        let mut child = spawn_in_own_group(tool, self.profile, &self.session, roots)?;
+        let mut child =
+            spawn_in_own_group(tool, self.profile, &self.session, roots, self.max_output)?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -165,12 +176,14 @@ fn spawn_in_own_group(
     profile: Profile,
     session: &str,
     roots: Option<&Allowed>,
+    max_output: Option<usize>,
 ) -> io::Result<Child> {
     let mut command = Command::new("/proc/self/exe");
     command
-        // argv[0] picks the tool, as a link in libexec/ikigai does; the
-        // plain name keeps the command line's default output limit.
+        // argv[0] picks the tool, as a link in libexec/ikigai does.
         .arg0(tool.command)
+        // The tool cuts its own answer, head, tail and marker (0: none).
+        .env(MAX_OUTPUT_VAR, max_output.unwrap_or(0).to_string())
         // The call runs in the profile the server lists its tools in.
         .env(PROFILE_VAR, profile.name())
         .env(crate::jobs::settings::SESSION_VAR, session)

@@ -2,11 +2,13 @@
 //! (`crate::tools::TOOLS`): the seed-000 name and description, the schema's
 //! `parameters` as `inputSchema`, the title for people, and the hints a host
 //! uses to decide what to ask the user before a call (Codex, for one, treats
-//! a tool without them as destructive).
+//! a tool without them as destructive), and the size of the largest text
+//! result, where Claude Code reads it (docs/MCP.md, "Answers sized for the
+//! hosts").
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
+use rmcp::model::{JsonObject, MetaObject, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::profile::Profile;
@@ -37,9 +39,26 @@ fn annotations(hints: Hints) -> ToolAnnotations {
     annotations
 }
 
-/// The listings of the tools of `profile`, in the table's order.
-pub fn all(profile: Profile) -> Vec<McpTool> {
-    crate::tools::of(profile).map(|tool| describe(tool, profile)).collect()
+/// Where Claude Code reads how many characters a tool's result may take
+/// before it is saved to a file rather than shown (50,000 by default).
+pub const MAX_RESULT_SIZE_CHARS: &str = "anthropic/maxResultSizeChars";
+
+/// The listings of the tools of `profile`, in the table's order, each
+/// declaring the largest text result under `max_output`: the text is never
+/// longer than the answer, in characters, that the tool kept within
+/// `max_output` bytes (docs/MCP.md). No limit, no declaration.
+pub fn all(profile: Profile, max_output: Option<usize>) -> Vec<McpTool> {
+    crate::tools::of(profile)
+        .map(|tool| {
+            let listed = describe(tool, profile);
+            match max_output {
+                Some(limit) => listed.with_meta(MetaObject(
+                    [(MAX_RESULT_SIZE_CHARS.to_owned(), Value::from(limit))].into_iter().collect(),
+                )),
+                None => listed,
+            }
+        })
+        .collect()
 }
 
 /// The tool a `tools/call` names: the schema name exactly, as listed in

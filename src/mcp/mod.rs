@@ -49,8 +49,9 @@ pub enum Ending {
 
 /// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
 /// command line says (see [`roots_from_command_line`]) until the client
-/// names its own roots, the tools of `profile` listed and run.
-pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
+/// names its own roots, the tools of `profile` listed and run, each call's
+/// answer within `max_output` bytes (`None`: no limit).
+pub fn run(command_line_roots: Confinement, profile: Profile, max_output: Option<usize>) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -58,14 +59,18 @@ pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
             return Ending::Failed;
         }
     };
-    let code = runtime.block_on(serve(command_line_roots, profile));
+    let code = runtime.block_on(serve(command_line_roots, profile, max_output));
     // A read of stdin may still sit in tokio's blocking pool: do not wait.
     runtime.shutdown_background();
     code
 }
 
-async fn serve(command_line_roots: Confinement, profile: Profile) -> Ending {
-    let calls = Calls::new(profile);
+async fn serve(
+    command_line_roots: Confinement,
+    profile: Profile,
+    max_output: Option<usize>,
+) -> Ending {
+    let calls = Calls::new(profile, max_output);
     let (transport, stdin_closed) = StdioLines::new();
     let writer = transport.writer();
     let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots), profile)

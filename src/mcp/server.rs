@@ -68,7 +68,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(catalog::all(self.profile)))
+        Ok(ListToolsResult::with_all_items(catalog::all(self.profile, self.calls.max_output())))
     }
 
     async fn on_custom_request(
@@ -253,8 +253,23 @@ fn result(name: &str, finished: Finished) -> CallToolResult {
     content.extend(image);
     let mut result =
         if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
-    result.structured_content = Some(Value::Object(answer));
+    result.structured_content = structured(answer);
     result
+}
+
+/// The most bytes of `structuredContent`: the answer goes there only while
+/// it is small, so that it never doubles a large message. The text carries
+/// every field in any case (docs/MCP.md, "Answers sized for the hosts").
+pub const STRUCTURED_MAX: usize = 4096;
+
+/// The answer as `structuredContent`: the whole object while its JSON takes
+/// at most [`STRUCTURED_MAX`] bytes, else none. Never a part of it: hosts
+/// that find `structuredContent` give the model that alone (Claude Code,
+/// Codex), so a part would hide the rest from it.
+fn structured(answer: Map<String, Value>) -> Option<Value> {
+    let answer = Value::Object(answer);
+    let size = serde_json::to_vec(&answer).map_or(usize::MAX, |json| json.len());
+    (size <= STRUCTURED_MAX).then_some(answer)
 }
 
 /// The envelope for a tool process that ended without an answer (a crash,

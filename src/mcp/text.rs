@@ -1,9 +1,18 @@
 //! The text content of a `tools/call` result: what a model should read.
 //! The tool's `output` as it is (not a JSON-escaped string), then each other
 //! field on a line of its own (`exit_code: 0`); an error envelope reads
-//! `CODE: message`, then its other fields alike (full profile).
+//! `CODE: message`, then its other fields alike (full profile), at most
+//! [`ERROR_TEXT_MAX`] bytes of it.
 
 use serde_json::{Map, Value};
+
+use crate::limit::{Bounded, ANSWER_RESERVE};
+
+/// The most bytes of an error's text, its head and tail kept around the
+/// output limit's marker: Claude Code cuts an error result's text past about
+/// 11,000 characters, and gives the model no `structuredContent` with it
+/// (docs/MCP.md, "Answers sized for the hosts").
+pub const ERROR_TEXT_MAX: usize = 10_000;
 
 /// The answer of a tool, as the model reads it, and whether it is an error.
 pub fn render(answer: &Map<String, Value>) -> (String, bool) {
@@ -13,7 +22,7 @@ pub fn render(answer: &Map<String, Value>) -> (String, bool) {
         for (key, value) in answer.iter().filter(|(k, _)| *k != "error" && *k != "error_code") {
             text.push_str(&format!("\n{key}: {value}"));
         }
-        return (text, true);
+        return (short(text), true);
     }
     let mut text = String::new();
     if let Some(output) = answer.get("output") {
@@ -28,6 +37,17 @@ pub fn render(answer: &Map<String, Value>) -> (String, bool) {
         text.push_str(&plain(value));
     }
     (text, false)
+}
+
+/// `text` within [`ERROR_TEXT_MAX`] bytes, marker included.
+fn short(text: String) -> String {
+    if text.len() <= ERROR_TEXT_MAX {
+        return text;
+    }
+    // The marker line comes on top of what is kept; the reserve holds it.
+    let mut kept = Bounded::new(Some(ERROR_TEXT_MAX - ANSWER_RESERVE));
+    kept.push(text.as_bytes());
+    String::from_utf8_lossy(&kept.finish()).into_owned()
 }
 
 /// A string as its characters, anything else as JSON.
@@ -72,5 +92,19 @@ mod tests {
             render(&hinted).0,
             "NOT_FOUND: String not found in file\nclosest: {\"line\":2,\"text\":\"let x\"}"
         );
+    }
+
+    #[test]
+    fn a_long_error_text_keeps_head_code_and_tail_within_the_bound() {
+        let message = format!("File not found: {}", "é/".repeat(20_000) + "end");
+        let answer = object(json!({"error": message, "error_code": "FILE_NOT_FOUND"}));
+        let (text, is_error) = render(&answer);
+        assert!(is_error);
+        assert!(text.len() <= ERROR_TEXT_MAX, "{}", text.len());
+        assert!(text.starts_with("FILE_NOT_FOUND: File not found: é/é/"), "{text}");
+        assert!(text.ends_with("é/é/end"), "{text}");
+        let omitted = message.len() + "FILE_NOT_FOUND: ".len() - text.len();
+        assert!(text.contains("bytes omitted ...]"), "{text}");
+        assert!(omitted > 30_000, "{omitted}");
     }
 }

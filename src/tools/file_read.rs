@@ -67,7 +67,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let mut file = open_regular(path, context.roots()?)?;
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
     if full && context.images {
-        if let Some(answer) = image::answer(&mut file, size, path, context)? {
+        if let Some(answer) = image::answer(&mut file, size, path)? {
             return Ok(answer);
         }
     }

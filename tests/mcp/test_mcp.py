@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -179,6 +180,30 @@ def test_calls_answer_as_the_command_line_does(mode, work):
     assert text_of(results[1]).startswith('one "quoted"\ntwo\tthree\n\ntotal_lines: 2\nsha256: ')
     assert text_of(results[-1]) == "x\ny\nexit_code: 3"
     assert "\nbytes: 23" in text_of(results[0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_large_answer_is_text_alone_within_the_declared_size(mode):
+    # docs/MCP.md, "Answers sized for the hosts": the limit is declared on
+    # every tool; past 4 KiB structured_content is left out, so the output
+    # travels once, and the text carries every field.
+    command = "echo HEAD; head -c 1000000 /dev/zero | tr '\\0' x; echo; echo TAIL"
+
+    async def go():
+        async with session(mode) as c:
+            tools = (await c.list_tools()).tools
+            return tools, await c.call_tool("bash", {"command": command})
+
+    tools, result = run(go)
+    assert {tool.name: tool.meta for tool in tools} == {
+        tool.name: {"anthropic/maxResultSizeChars": 24000} for tool in tools
+    }
+    assert result.is_error is False
+    assert result.structured_content is None
+    text = text_of(result)
+    assert len(text) <= 24000
+    head, omitted, tail = re.fullmatch(r"HEAD\n(x+)\n\[\.\.\. (\d+) bytes omitted \.\.\.\]\n(x+)\nTAIL\nexit_code: 0", text).groups()
+    assert len(head) + int(omitted) + len(tail) == 1_000_000
 
 
 def png(width, height):

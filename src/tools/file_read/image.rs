@@ -7,8 +7,10 @@
 //! The MCP server turns `image` into image content (docs/MCP.md).
 //!
 //! Bounded, never cut: an image of more than `MAX_BYTES` bytes or
-//! `MAX_SIDE` pixels a side, or whose base64 would pass the output limit,
-//! is `READ_FAILED` saying so (a cut image is no image). A file with an
+//! `MAX_SIDE` pixels a side is `READ_FAILED` saying so (a cut image is no
+//! image). The output limit bounds the text a model reads, and the image
+//! never becomes text: the MCP server sends it as image content, which
+//! hosts measure as an image (docs/MCP.md, "Answers sized for the hosts"). A file with an
 //! image's first bytes but no header to read is answered as text, as
 //! before: a client given a broken image may refuse the whole request.
 
@@ -18,7 +20,6 @@ use std::os::unix::fs::FileExt;
 
 use base64::Engine;
 
-use crate::context::Context;
 use crate::error::ToolError;
 use crate::fs::digest::sha256_hex;
 use crate::fs::read;
@@ -32,10 +33,6 @@ pub const MAX_BYTES: u64 = 5 * 1024 * 1024 / 4 * 3;
 
 /// The most pixels a side: Claude's API refuses an image wider or taller.
 pub const MAX_SIDE: u32 = 8000;
-
-/// What an image answer holds beside the base64: the envelope, the
-/// description, the MIME type and the sha256, with room to spare.
-const ANSWER_OVERHEAD: usize = 400;
 
 /// The first bytes read to know an image (WebP's header ends at 30).
 const MAGIC_LEN: usize = 32;
@@ -86,12 +83,7 @@ pub fn sniff(head: &[u8]) -> Option<Format> {
 
 /// The answer for `file` (of `size` bytes, opened from `path`) if it is an
 /// image; `None` (the file rewound) when it is not one, to be read as text.
-pub fn answer(
-    file: &mut File,
-    size: u64,
-    path: &str,
-    context: &Context,
-) -> Result<Option<Answer>, ToolError> {
+pub fn answer(file: &mut File, size: u64, path: &str) -> Result<Option<Answer>, ToolError> {
     // A file that reports no size (`/proc`) is no image.
     if size < 12 {
         return Ok(None);
@@ -101,7 +93,7 @@ pub fn answer(
     let Some(format) = sniff(&head[..got]) else {
         return Ok(None);
     };
-    let limit = max_bytes(context.max_output);
+    let limit = MAX_BYTES;
     if size > limit {
         // The size in pixels, to tell, where the first bytes give it.
         let pixels = dimensions(format, &head[..got]);
@@ -149,15 +141,6 @@ fn read_head(file: &File, head: &mut [u8], path: &str) -> Result<usize, ToolErro
     Ok(got)
 }
 
-/// The most bytes of an image answered under the output limit `max_output`.
-fn max_bytes(max_output: Option<usize>) -> u64 {
-    let fits = max_output.map_or(u64::MAX, |limit| {
-        // Base64 takes 4 bytes for each 3.
-        (limit.saturating_sub(ANSWER_OVERHEAD) / 4 * 3) as u64
-    });
-    MAX_BYTES.min(fits)
-}
-
 fn too_large(
     path: &str,
     format: Format,
@@ -166,15 +149,10 @@ fn too_large(
     limit: u64,
 ) -> ToolError {
     let pixels = pixels.map(|(w, h)| format!("{w}x{h} pixels, ")).unwrap_or_default();
-    let bound = if limit < MAX_BYTES {
-        format!("{limit} bytes under the output limit (IKIGAI_TOOLS_MAX_OUTPUT)")
-    } else {
-        format!("{MAX_BYTES} bytes (5 MiB in base64)")
-    };
     ToolError::ReadFailed(format!(
         "{path} (a {} image of {pixels}{bytes} bytes: an image is answered whole or not at all, \
-         at most {bound} and {MAX_SIDE} pixels a side; bash can make a smaller copy, e.g. \
-         convert IN -resize 2000x2000 OUT.png)",
+         at most {limit} bytes (5 MiB in base64) and {MAX_SIDE} pixels a side; bash can make a \
+         smaller copy, e.g. convert IN -resize 2000x2000 OUT.png)",
         format.name()
     ))
 }
@@ -312,8 +290,5 @@ mod tests {
     fn the_size_bound_is_claudes_and_shrinks_with_the_output_limit() {
         assert_eq!(MAX_BYTES, 3_932_160);
         assert_eq!(base64::encoded_len(MAX_BYTES as usize, true), Some(5 * 1024 * 1024));
-        assert_eq!(max_bytes(None), MAX_BYTES);
-        assert_eq!(max_bytes(Some(16 << 20)), MAX_BYTES);
-        assert_eq!(max_bytes(Some(65_535)), (65_535 - 400) / 4 * 3);
     }
 }
