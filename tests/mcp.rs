@@ -62,8 +62,13 @@ impl Session {
         Session { child, stdin, lines }
     }
 
+    /// The server's pid.
+    pub(crate) fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).expect("a pid")
+    }
+
     /// A session past `initialize` and `notifications/initialized`.
-    fn initialized(env: &Env) -> Session {
+    pub(crate) fn initialized(env: &Env) -> Session {
         Session::initialized_with(env, &[], json!({}))
     }
 
@@ -168,13 +173,13 @@ fn initialize_params(revision: &str) -> Value {
 
 /// A bash command that writes the pids of a background `sleep 30` and of
 /// its shell to `pidfile`, then waits.
-fn sleeper(pidfile: &Path) -> Value {
+pub(crate) fn sleeper(pidfile: &Path) -> Value {
     let file = pidfile.display();
     json!({"command": format!("sleep 30 & echo $! > {file}.tmp; echo $$ >> {file}.tmp; mv {file}.tmp {file}; wait")})
 }
 
 /// The pids `sleeper` wrote, once it has.
-fn pids_of(pidfile: &Path) -> Vec<i32> {
+pub(crate) fn pids_of(pidfile: &Path) -> Vec<i32> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         if let Ok(text) = std::fs::read_to_string(pidfile) {

@@ -6,6 +6,7 @@
 //! - `server`: the rmcp handler (`tools/list`, `tools/call`, progress);
 //! - `catalog`: the tools as listed, from the table (titles and hints included);
 //! - `call`: one call as a child process of this binary, and stopping it;
+//! - `spawner`: the process, forked before the runtime, that forks each call's;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result;
 //! - `image`: an image in an answer, sent as image content.
@@ -15,6 +16,7 @@ mod catalog;
 mod image;
 mod roots;
 mod server;
+mod spawner;
 mod text;
 mod transport;
 
@@ -51,6 +53,14 @@ pub enum Ending {
 /// command line says (see [`roots_from_command_line`]) until the client
 /// names its own roots, the tools of `profile` listed and run.
 pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
+    // Before the runtime starts its threads: only a process with one
+    // thread forks safely.
+    let spawner = spawner::Spawner::start()
+        .inspect_err(|e| {
+            tell(format_args!("cannot start the spawner ({e}); each call is spawned anew"))
+        })
+        .ok()
+        .map(std::sync::Arc::new);
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -58,14 +68,18 @@ pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
             return Ending::Failed;
         }
     };
-    let code = runtime.block_on(serve(command_line_roots, profile));
+    let code = runtime.block_on(serve(command_line_roots, profile, spawner));
     // A read of stdin may still sit in tokio's blocking pool: do not wait.
     runtime.shutdown_background();
     code
 }
 
-async fn serve(command_line_roots: Confinement, profile: Profile) -> Ending {
-    let calls = Calls::new(profile);
+async fn serve(
+    command_line_roots: Confinement,
+    profile: Profile,
+    spawner: Option<std::sync::Arc<spawner::Spawner>>,
+) -> Ending {
+    let calls = Calls::new(profile, spawner);
     let (transport, stdin_closed) = StdioLines::new();
     let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots), profile)
         .serve(transport)
