@@ -84,10 +84,11 @@ fn mcp_command() -> Command {
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
+    let spawner = crate::mcp::start_spawner();
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
     match crate::mcp::roots_from_command_line(&paths) {
-        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m))),
+        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m), spawner)),
         Err(e) => {
             print_command_error(MCP, e);
             ExitCode::UsageError

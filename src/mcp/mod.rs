@@ -27,6 +27,7 @@ use call::Calls;
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, Confinement};
 use server::Server;
+pub use spawner::Spawner;
 use transport::StdioLines;
 
 /// The subcommand, as its notices on stderr name it.
@@ -49,18 +50,28 @@ pub enum Ending {
     Stopped(i32),
 }
 
-/// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
-/// command line says (see [`roots_from_command_line`]) until the client
-/// names its own roots, the tools of `profile` listed and run.
-pub fn run(command_line_roots: Confinement, profile: Profile) -> Ending {
-    // Before the runtime starts its threads: only a process with one
-    // thread forks safely.
-    let spawner = spawner::Spawner::start()
+/// The spawner of the calls' processes, started first thing in `ikigai-tools
+/// mcp`: before the runtime starts its threads (only a process with one
+/// thread forks safely), and before the server reads its own roots (a call's
+/// process must find its roots as a new process does, not the server's).
+pub fn start_spawner() -> Option<std::sync::Arc<Spawner>> {
+    Spawner::start()
         .inspect_err(|e| {
             tell(format_args!("cannot start the spawner ({e}); each call is spawned anew"))
         })
         .ok()
-        .map(std::sync::Arc::new);
+        .map(std::sync::Arc::new)
+}
+
+/// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
+/// command line says (see [`roots_from_command_line`]) until the client
+/// names its own roots, the tools of `profile` listed and run, each call's
+/// process forked by `spawner` ([`start_spawner`]; spawned anew without).
+pub fn run(
+    command_line_roots: Confinement,
+    profile: Profile,
+    spawner: Option<std::sync::Arc<Spawner>>,
+) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
