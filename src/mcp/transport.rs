@@ -14,7 +14,12 @@ use std::sync::Arc;
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdin, Stdout};
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::FileType;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
+use tokio::net::UnixStream;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -23,10 +28,15 @@ use super::tell;
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 
+/// stdin, read on the runtime's thread when it can be (see [`stdio`]).
+type Input = Box<dyn AsyncRead + Send + Unpin>;
+/// stdout, likewise.
+type Output = Box<dyn AsyncWrite + Send + Unpin>;
+
 pub struct StdioLines {
-    input: BufReader<Stdin>,
+    input: BufReader<Input>,
     line: Vec<u8>,
-    output: Arc<Mutex<Stdout>>,
+    output: Arc<Mutex<Output>>,
     /// Cancelled when stdin reaches its end (or fails).
     closed: CancellationToken,
 }
@@ -35,19 +45,75 @@ impl StdioLines {
     /// The transport, and the token it cancels when stdin ends.
     pub fn new() -> (StdioLines, CancellationToken) {
         let closed = CancellationToken::new();
+        let (input, output) = stdio();
         let transport = StdioLines {
-            input: BufReader::new(tokio::io::stdin()),
+            input: BufReader::new(input),
             line: Vec::new(),
-            output: Arc::new(Mutex::new(tokio::io::stdout())),
+            output: Arc::new(Mutex::new(output)),
             closed: closed.clone(),
         };
         (transport, closed)
     }
 }
 
+/// stdin and stdout. Pipes and sockets (what an MCP client connects) are
+/// read and written on the runtime's own thread, made non-blocking and
+/// polled; tokio's `stdin()` and `stdout()` hand every read and write to a
+/// thread of its blocking pool, two hand-offs between threads for each
+/// request (docs/PERFORMANCE.md, "MCP calls against the reference
+/// server"). A terminal or a file, which cannot be polled or must not be
+/// left non-blocking for the shell, goes through tokio's.
+fn stdio() -> (Input, Output) {
+    let input: Input = match polled(&std::io::stdin()) {
+        Some(Polled::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
+        Some(Polled::Socket(fd)) => match socket(fd) {
+            Ok(socket) => Box::new(socket),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
+        None => Box::new(tokio::io::stdin()),
+    };
+    let output: Output = match polled(&std::io::stdout()) {
+        Some(Polled::Pipe(fd)) => match pipe::Sender::from_owned_fd(fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+        Some(Polled::Socket(fd)) => match socket(fd) {
+            Ok(socket) => Box::new(socket),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+        None => Box::new(tokio::io::stdout()),
+    };
+    (input, output)
+}
+
+enum Polled {
+    Pipe(OwnedFd),
+    Socket(OwnedFd),
+}
+
+/// A duplicate of `stdio`'s descriptor when it is a pipe or a socket.
+fn polled(stdio: &impl AsFd) -> Option<Polled> {
+    let kind = FileType::from_raw_mode(rustix::fs::fstat(stdio).ok()?.st_mode);
+    let fd = stdio.as_fd().try_clone_to_owned().ok()?;
+    match kind {
+        FileType::Fifo => Some(Polled::Pipe(fd)),
+        FileType::Socket => Some(Polled::Socket(fd)),
+        _ => None,
+    }
+}
+
+fn socket(fd: OwnedFd) -> io::Result<UnixStream> {
+    let socket = std::os::unix::net::UnixStream::from(fd);
+    socket.set_nonblocking(true)?;
+    UnixStream::from_std(socket)
+}
+
 /// Writes one message as one line. The lock keeps concurrent answers from
 /// interleaving.
-async fn write_line(output: &Mutex<Stdout>, mut line: Vec<u8>) -> io::Result<()> {
+async fn write_line(output: &Mutex<Output>, mut line: Vec<u8>) -> io::Result<()> {
     line.push(b'\n');
     let mut out = output.lock().await;
     out.write_all(&line).await?;
