@@ -44,6 +44,9 @@ fn mcp_calls_a_call_process_is_forked_by_the_spawner_not_spawned_by_the_server()
     let output = answer["result"]["structuredContent"]["output"].as_str().unwrap().to_owned();
     let ids: Vec<&str> = output.split_whitespace().collect();
     assert_eq!(ids[0], ids[1], "{output}");
+    // Named after its tool, as a link of that name would be.
+    let answer = session.call(5, "bash", json!({"command": "cat /proc/$PPID/comm"}));
+    assert_eq!(answer["result"]["structuredContent"], json!({"output": "bash", "exit_code": 0}));
 }
 
 #[test]
