@@ -219,3 +219,43 @@ fn mcp_calls_when_the_spawner_dies_calls_are_spawned_as_before() {
     let answer = session.call(4, "bash", json!({"command": "echo still"}));
     assert_eq!(answer["result"]["structuredContent"], json!({"output": "still", "exit_code": 0}));
 }
+
+/// On the stateless revision (2026-07-28) there is no session to keep the
+/// client's roots in, and no `roots/list_changed` to say they changed: the
+/// roots a call runs under are the ones its own request carries. A client
+/// that seeds them in `inputResponses` is answered in one round; one that
+/// does not is asked, every time, even right after a seeded call.
+#[test]
+fn mcp_calls_stateless_roots_are_the_request_own_seeded_in_one_round_never_reused() {
+    let env = Env::new();
+    let inside = env.write("r/a.txt", "hi\n");
+    let outside = env.write("out.txt", "no\n");
+    let root = inside.parent().unwrap().to_owned();
+    let mut session = Session::start_with(&env, &[]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"},
+    });
+    let ask = json!({"resultType": "input_required", "inputRequests": {"roots": {"method": "roots/list"}}});
+    let read = |path: &std::path::Path| json!({"name": "file_read", "arguments": {"file_path": path}, "_meta": meta});
+    let seeded = |path: &std::path::Path| {
+        let mut params = read(path);
+        params["inputResponses"] =
+            json!({"roots": {"roots": [{"uri": format!("file://{}", root.display())}]}});
+        params
+    };
+    let answer = session.request(2, "tools/call", read(&inside));
+    assert_eq!(answer["result"], ask);
+    let answer = session.request(3, "tools/call", seeded(&inside));
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert_eq!(answer["result"]["structuredContent"]["output"], "hi\n", "{answer}");
+    let answer = session.request(4, "tools/call", seeded(&outside));
+    assert_eq!(
+        answer["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED",
+        "{answer}"
+    );
+    // The roots of request 3 are not this one's.
+    let answer = session.request(5, "tools/call", read(&inside));
+    assert_eq!(answer["result"], ask);
+}
