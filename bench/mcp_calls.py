@@ -3,6 +3,13 @@
 
   mcp_calls.py mcp BINARY N FILE   one `BINARY mcp` session, N tools/call
   mcp_calls.py cli TOOL N FILE     N runs of TOOL (fork + exec), JSON on stdin
+  mcp_calls.py versus BINARY REFERENCE N ROUNDS DIR
+                                   side by side, for bench/mcp_calls.sh: one
+                                   session of each server (REFERENCE: the
+                                   command line of the reference server,
+                                   serving DIR), N reads of DIR/small.txt and
+                                   N listings of DIR, interleaved, ROUNDS
+                                   times; prints each side's time and ratios
 
 Both sides are driven from this one Python process, plain JSON-RPC lines on
 the MCP side (no SDK), so that the difference is the server's own cost.
@@ -10,6 +17,7 @@ Exits non-zero if an answer is not the file's contents.
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -43,7 +51,87 @@ def cli(tool, n, path, expected):
             sys.exit(f"cli call {i}: unexpected answer {done.stdout!r}")
 
 
+class Server:
+    """One MCP session over stdio, past the handshake."""
+
+    def __init__(self, argv, cwd):
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, cwd=cwd)
+        self.id = 0
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "bench", "version": "0"}}
+        self.request("initialize", hello)
+        self.process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def request(self, method, params):
+        self.id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+        while True:
+            answer = json.loads(self.process.stdout.readline())
+            if answer.get("id") == self.id:
+                return answer
+
+    def call(self, name, arguments):
+        answer = self.request("tools/call", {"name": name, "arguments": arguments})
+        result = answer.get("result") or sys.exit(f"{name}: {answer}")
+        if result.get("isError"):
+            sys.exit(f"{name}: {result}")
+        return result["content"][0]["text"]
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def versus(binary, reference, n, rounds, directory):
+    import shlex
+    import time
+    small = os.path.join(directory, "small.txt")
+    with open(small, encoding="utf-8") as f:
+        expected = f.read()
+    ours = Server([binary, "mcp", "--root", directory], directory)
+    theirs = Server(shlex.split(reference) + [directory], directory)
+    # What each side is asked: a small read, a directory listing.
+    work = {
+        "read": (("file_read", {"file_path": small}), ("read_text_file", {"path": small})),
+        "list": (("glob", {"pattern": "*", "path": directory}),
+                 ("list_directory", {"path": directory})),
+    }
+    # Warm both (the first calls fault in code and fill caches).
+    for (our_call, their_call) in work.values():
+        ours.call(*our_call)
+        theirs.call(*their_call)
+    times = {(what, side): [] for what in work for side in ("ours", "theirs")}
+    for _ in range(rounds):
+        for what, (our_call, their_call) in work.items():
+            for side, server, call in (("ours", ours, our_call), ("theirs", theirs, their_call)):
+                started = time.perf_counter()
+                for _ in range(n):
+                    text = server.call(*call)
+                elapsed = time.perf_counter() - started
+                if what == "read" and expected not in text:
+                    sys.exit(f"{side}: unexpected read {text!r}")
+                times[(what, side)].append(elapsed)
+    ours.close()
+    theirs.close()
+    print(f"{n} calls a round, {rounds} rounds, interleaved; ms per round (min / median / max)")
+    for what in work:
+        row = []
+        for side in ("ours", "theirs"):
+            t = sorted(times[(what, side)])
+            row.append(f"{side} {t[0]*1e3:.0f} / {t[len(t)//2]*1e3:.0f} / {t[-1]*1e3:.0f}")
+        ratios = sorted(a / b for a, b in zip(times[(what, "ours")], times[(what, "theirs")]))
+        print(f"{what}: {'; '.join(row)}; ratio ours/theirs by round: median "
+              f"{ratios[len(ratios)//2]:.2f} (min {ratios[0]:.2f}, max {ratios[-1]:.2f})")
+
+
 def main():
+    if sys.argv[1] == "versus":
+        binary, reference, n, rounds, directory = sys.argv[2:7]
+        versus(binary, reference, int(n), int(rounds), directory)
+        return
     how, program, n, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     with open(path, encoding="utf-8") as f:
         expected = f.read()

@@ -61,7 +61,7 @@ mod tests {
     const ALLOWED: [(&str, &[&str]); 3] = [
         ("print.rs", &["eprintln!(", "stderr()", "stdout()"]),
         ("protocol.rs", &["stdout()"]),
-        ("mcp/transport/writer.rs", &["stdout()"]),
+        ("mcp/transport/stdio.rs", &["stdout()"]),
     ];
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -72,8 +72,13 @@ impl Session {
         Session { child, stdin, lines }
     }
 
+    /// The server's pid.
+    pub(crate) fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).expect("a pid")
+    }
+
     /// A session past `initialize` and `notifications/initialized`.
-    fn initialized(env: &Env) -> Session {
+    pub(crate) fn initialized(env: &Env) -> Session {
         Session::initialized_with(env, &[], json!({}))
     }
 
@@ -110,11 +115,6 @@ impl Session {
     /// The next line as the server wrote it; `None` if none comes within `wait`.
     pub(crate) fn next_line(&self, wait: Duration) -> Option<String> {
         self.lines.recv_timeout(wait).ok()
-    }
-
-    /// The server's process id.
-    pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// The server's stdin, for a test that writes to it from a thread.

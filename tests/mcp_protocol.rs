@@ -243,7 +243,7 @@ fn mcp_proto_a_cancel_names_the_request_by_its_echoed_id() {
 /// The largest a line may be (src/mcp/transport, docs/MCP.md).
 const LINE_LIMIT: u64 = 64 << 20;
 
-fn peak_memory(pid: u32) -> u64 {
+fn peak_memory(pid: i32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
     let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
     let kib: u64 = line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("kB");

@@ -36,6 +36,7 @@ mod install;
 mod jobs;
 mod load;
 mod mcp;
+mod mcp_calls;
 mod mcp_protocol;
 mod mcp_size;
 mod output_limit;

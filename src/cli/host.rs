@@ -95,10 +95,13 @@ fn mcp_command() -> Command {
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
+    let spawner = crate::mcp::start_spawner();
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
     match crate::mcp::roots_from_command_line(&paths) {
-        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m), mcp_max_output(m))),
+        Ok(roots) => {
+            ExitCode::from(crate::mcp::run(roots, mcp_profile(m), mcp_max_output(m), spawner))
+        }
         Err(e) => {
             print_command_error(MCP, e);
             ExitCode::UsageError

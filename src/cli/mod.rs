@@ -32,3 +32,10 @@ pub(crate) use crate::BIN_NAME;
 pub fn main() -> std::process::ExitCode {
     dispatch::run(std::env::args_os()).into()
 }
+
+/// A tool run in a process the MCP server's spawner forked
+/// (`mcp::spawner`): as `main` runs a link named `argv0`, returning the
+/// status to exit with.
+pub(crate) fn run_forked(argv0: std::ffi::OsString) -> i32 {
+    i32::from(dispatch::run([argv0]).code())
+}

@@ -11,6 +11,7 @@
 //!
 //! The group is stopped as every group is, by `crate::process`.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -19,12 +20,13 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::roots::Allowed;
+use super::spawner::{Request, Spawner};
 use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
 use crate::context::{IMAGES_VAR, MAX_OUTPUT_VAR};
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
@@ -54,11 +56,15 @@ pub struct Calls {
     /// The output limit every call gets (`None`: none): docs/MCP.md,
     /// "Answers sized for the hosts".
     max_output: Option<usize>,
+    /// `max_output` as the call's `IKIGAI_TOOLS_MAX_OUTPUT` (0: none).
+    max_output_var: Arc<String>,
     /// The session's namespace of jobs (`IKIGAI_TOOLS_SESSION`, random):
     /// its jobs are seen by its calls only, and end with it.
     session: Arc<String>,
     shutdown: CancellationToken,
     running: Arc<watch::Sender<usize>>,
+    /// Forks the calls' processes (`None`: it could not start).
+    spawner: Option<Arc<Spawner>>,
 }
 
 /// Counts a call as running while it lives.
@@ -79,16 +85,23 @@ impl Drop for Running {
 
 impl Calls {
     /// The calls of a server that serves `profile`, each answer within
-    /// `max_output` bytes.
-    pub fn new(profile: Profile, max_output: Option<usize>) -> Calls {
+    /// `max_output` bytes, each call's process forked by `spawner` (spawned
+    /// anew without one).
+    pub fn new(
+        profile: Profile,
+        max_output: Option<usize>,
+        spawner: Option<Arc<Spawner>>,
+    ) -> Calls {
         Calls {
             profile,
             max_output,
+            max_output_var: Arc::new(max_output.unwrap_or(0).to_string()),
             session: Arc::new(crate::jobs::state::new_id().unwrap_or_else(|_| {
                 format!("{}-{:?}", std::process::id(), std::time::SystemTime::now())
             })),
             shutdown: CancellationToken::new(),
             running: Arc::new(watch::Sender::new(0)),
+            spawner,
         }
     }
 
@@ -118,7 +131,8 @@ impl Calls {
     }
 
     /// Runs `tool` with `args` (a JSON object's text) to its end, or until
-    /// `cancel` fires or the server shuts down.
+    /// `cancel` fires or the server shuts down. The spawner forks its
+    /// process; without one (or once it is gone) it is spawned anew.
     pub async fn run(
         &self,
         tool: &Tool,
@@ -130,25 +144,59 @@ impl Calls {
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }
+        let forked = match &self.spawner {
+            Some(spawner) => spawner.spawn(&self.request(tool, roots)).await?,
+            None => None,
+        };
+        if let Some(mut forked) = forked {
+            let pgid = Some(forked.pid);
+            let work = async {
+                let out = exchange(forked.stdin.take(), &mut forked.stdout, &args).await?;
+                let status = forked.status().await?;
+                Ok(Finished { stdout: out, status })
+            };
+            return self.until_done(pgid, work, cancel).await;
+        }
         let mut child =
             spawn_in_own_group(tool, self.profile, &self.session, roots, self.max_output)?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let work = async {
-            // The tool reads all of stdin before it writes anything, so
-            // writing first and reading after cannot deadlock.
-            if let Some(mut pipe) = stdin {
-                // A tool that dies early closes its end: its status says why.
-                let _ = pipe.write_all(&args).await;
-            }
-            let mut out = Vec::new();
-            if let Some(mut pipe) = stdout {
-                pipe.read_to_end(&mut out).await?;
-            }
+            let out = match stdout {
+                Some(mut pipe) => exchange(stdin, &mut pipe, &args).await?,
+                None => Vec::new(),
+            };
             let status = child.wait().await?;
             Ok::<_, io::Error>(Finished { stdout: out, status })
         };
+        self.until_done(pgid, work, cancel).await
+    }
+
+    /// What the spawner is to set in the call's process: what
+    /// `spawn_in_own_group` sets in the spawned one.
+    fn request<'a>(&'a self, tool: &'a Tool, roots: Option<&'a Allowed>) -> Request<'a> {
+        let mut env = vec![
+            (PROFILE_VAR, OsStr::new(self.profile.name())),
+            (crate::jobs::settings::SESSION_VAR, OsStr::new(self.session.as_str())),
+            (IMAGES_VAR, OsStr::new("1")),
+            // The tool cuts its own answer, head, tail and marker (0: none).
+            (MAX_OUTPUT_VAR, OsStr::new(self.max_output_var.as_str())),
+        ];
+        if let Some(roots) = roots {
+            env.push((ROOTS_VAR, roots.env_value()));
+        }
+        Request { argv0: tool.command, env, roots: roots.map(Allowed::raw_fds).unwrap_or_default() }
+    }
+
+    /// `work` to its end, or the group `pgid` stopped when `cancel` fires
+    /// or the server shuts down.
+    async fn until_done(
+        &self,
+        pgid: Option<Pid>,
+        work: impl std::future::Future<Output = io::Result<Finished>>,
+        cancel: CancellationToken,
+    ) -> io::Result<Ended> {
         tokio::select! {
             finished = work => return finished.map(Ended::Finished),
             () = cancel.cancelled() => {}
@@ -159,6 +207,23 @@ impl Calls {
         }
         Ok(Ended::Stopped)
     }
+}
+
+/// Writes `args` to the tool's stdin, closes it, and reads its stdout to
+/// the end. The tool reads all of stdin before it writes anything, so
+/// writing first and reading after cannot deadlock.
+async fn exchange(
+    stdin: Option<impl AsyncWrite + Unpin>,
+    stdout: &mut (impl AsyncRead + Unpin),
+    args: &[u8],
+) -> io::Result<Vec<u8>> {
+    if let Some(mut pipe) = stdin {
+        // A tool that dies early closes its end: its status says why.
+        let _ = pipe.write_all(args).await;
+    }
+    let mut out = Vec::new();
+    stdout.read_to_end(&mut out).await?;
+    Ok(out)
 }
 
 /// Starts `tool` as a child of this binary, in a process group of its own,

@@ -6,6 +6,7 @@
 //! - `server`: the rmcp handler (`tools/list`, `tools/call`, progress);
 //! - `catalog`: the tools as listed, from the table (titles and hints included);
 //! - `call`: one call as a child process of this binary, and stopping it;
+//! - `spawner`: the process, forked before the runtime, that forks each call's;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result;
 //! - `image`: an image in an answer, sent as image content.
@@ -15,6 +16,7 @@ mod catalog;
 mod image;
 mod roots;
 mod server;
+mod spawner;
 mod text;
 mod transport;
 
@@ -25,6 +27,7 @@ use call::Calls;
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, Confinement};
 use server::Server;
+pub use spawner::Spawner;
 use transport::StdioLines;
 
 /// The subcommand, as its notices on stderr name it.
@@ -47,11 +50,30 @@ pub enum Ending {
     Stopped(i32),
 }
 
+/// The spawner of the calls' processes, started first thing in `ikigai-tools
+/// mcp`: before the runtime starts its threads (only a process with one
+/// thread forks safely), and before the server reads its own roots (a call's
+/// process must find its roots as a new process does, not the server's).
+pub fn start_spawner() -> Option<std::sync::Arc<Spawner>> {
+    Spawner::start()
+        .inspect_err(|e| {
+            tell(format_args!("cannot start the spawner ({e}); each call is spawned anew"))
+        })
+        .ok()
+        .map(std::sync::Arc::new)
+}
+
 /// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
 /// command line says (see [`roots_from_command_line`]) until the client
 /// names its own roots, the tools of `profile` listed and run, each call's
-/// answer within `max_output` bytes (`None`: no limit).
-pub fn run(command_line_roots: Confinement, profile: Profile, max_output: Option<usize>) -> Ending {
+/// answer within `max_output` bytes (`None`: no limit), each call's
+/// process forked by `spawner` ([`start_spawner`]; spawned anew without).
+pub fn run(
+    command_line_roots: Confinement,
+    profile: Profile,
+    max_output: Option<usize>,
+    spawner: Option<std::sync::Arc<Spawner>>,
+) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -59,7 +81,7 @@ pub fn run(command_line_roots: Confinement, profile: Profile, max_output: Option
             return Ending::Failed;
         }
     };
-    let code = runtime.block_on(serve(command_line_roots, profile, max_output));
+    let code = runtime.block_on(serve(command_line_roots, profile, max_output, spawner));
     // A read of stdin may still sit in tokio's blocking pool: do not wait.
     runtime.shutdown_background();
     code
@@ -69,8 +91,9 @@ async fn serve(
     command_line_roots: Confinement,
     profile: Profile,
     max_output: Option<usize>,
+    spawner: Option<std::sync::Arc<spawner::Spawner>>,
 ) -> Ending {
-    let calls = Calls::new(profile, max_output);
+    let calls = Calls::new(profile, max_output, spawner);
     let (transport, stdin_closed) = StdioLines::new();
     let writer = transport.writer();
     let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots), profile)

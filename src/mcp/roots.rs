@@ -95,6 +95,13 @@ impl Allowed {
         &self.fds
     }
 
+    /// The roots' descriptors, in the order of `fds_value`, for the
+    /// spawner to hand to a call's process.
+    pub fn raw_fds(&self) -> Vec<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.roots.roots().iter().map(|root| root.fd().as_raw_fd()).collect()
+    }
+
     /// Lets the next child spawned inherit the roots' descriptors, until
     /// the guard is dropped (they are close-on-exec again then). The
     /// server spawns from one thread, so no other call's child sees them.

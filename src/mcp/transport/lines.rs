@@ -4,7 +4,9 @@
 
 use std::io;
 
-use tokio::io::{AsyncBufReadExt, BufReader, Stdin};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::stdio::{self, Input};
 
 /// The longest line read: 64 MiB holds the largest `file_write` a model
 /// sends (its content JSON-escaped) many times over, and bounds what one
@@ -22,7 +24,7 @@ pub enum Next {
 }
 
 pub struct Lines {
-    input: BufReader<Stdin>,
+    input: BufReader<Input>,
     /// The line read so far. Kept here, not in the future: rmcp drops a
     /// pending `receive` whenever it has something else to do, so `next`
     /// must lose nothing when dropped between two reads.
@@ -34,7 +36,7 @@ pub struct Lines {
 impl Lines {
     pub fn new() -> Lines {
         Lines {
-            input: BufReader::with_capacity(64 << 10, tokio::io::stdin()),
+            input: BufReader::with_capacity(64 << 10, stdio::input()),
             line: Vec::new(),
             skipping: false,
         }

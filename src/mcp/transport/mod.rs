@@ -14,12 +14,15 @@
 //! - `incoming`: a line as messages for rmcp, or the transport's replies;
 //! - `ids`: the requests in flight, their ids, batches, the revision;
 //! - `outgoing`: a message from rmcp as its line;
-//! - `writer`: the one task that writes stdout.
+//! - `writer`: the one task that writes stdout;
+//! - `stdio`: stdin and stdout, polled on the runtime's thread when they
+//!   are pipes or sockets.
 
 mod ids;
 mod incoming;
 mod lines;
 mod outgoing;
+mod stdio;
 mod writer;
 
 use std::borrow::Cow;

@@ -44,7 +44,7 @@ impl Writer {
 }
 
 async fn write_lines(mut queue: mpsc::UnboundedReceiver<Out>) {
-    let mut stdout = tokio::io::stdout();
+    let mut stdout = super::stdio::output();
     while let Some(out) = queue.recv().await {
         let written = match out {
             Out::Line(line) => match stdout.write_all(&line).await {
