@@ -81,13 +81,59 @@ fn mcp_command() -> Command {
                      or seed (exactly the six seed schemas); else IKIGAI_TOOLS_PROFILE",
                 ),
         )
+        .arg(
+            Arg::new("listen")
+                .long("listen")
+                .value_name("ADDR")
+                .help(
+                    "Serve streamable HTTP at http://ADDR/mcp instead of stdio: PORT (on \
+                     127.0.0.1; 0 picks one, said on stderr), HOST:PORT or [IPV6]:PORT",
+                ),
+        )
+        .arg(
+            Arg::new("token-file")
+                .long("token-file")
+                .value_name("FILE")
+                .requires("listen")
+                .value_parser(value_parser!(PathBuf))
+                .help(
+                    "With --listen: the bearer token clients must send, from FILE (not readable \
+                     by others); else IKIGAI_TOOLS_MCP_TOKEN. Required off loopback",
+                ),
+        )
+        .arg(
+            Arg::new("allow-origin")
+                .long("allow-origin")
+                .value_name("ORIGIN")
+                .action(ArgAction::Append)
+                .requires("listen")
+                .help(
+                    "With --listen: a browser Origin allowed beside this machine's own, as \
+                     scheme://host:port (port * for any; repeatable)",
+                ),
+        )
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
     match crate::mcp::roots_from_command_line(&paths) {
-        Ok(roots) => ExitCode::from(crate::mcp::run(roots, mcp_profile(m))),
+        Ok(roots) => match m.get_one::<String>("listen") {
+            Some(listen) => {
+                let options = crate::mcp::HttpOptions {
+                    listen: listen.clone(),
+                    token_file: m.get_one::<PathBuf>("token-file").cloned(),
+                    allow_origins: m
+                        .get_many::<String>("allow-origin")
+                        .into_iter()
+                        .flatten()
+                        .cloned()
+                        .collect(),
+                };
+                ExitCode::from(crate::mcp::run_http(options, roots, mcp_profile(m)))
+            }
+            None => ExitCode::from(crate::mcp::run(roots, mcp_profile(m))),
+        },
         Err(e) => {
             print_command_error(MCP, e);
             ExitCode::UsageError

@@ -8,10 +8,12 @@
 //! - `call`: one call as a child process of this binary, and stopping it;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result;
-//! - `image`: an image in an answer, sent as image content.
+//! - `image`: an image in an answer, sent as image content;
+//! - `http`: the same server over streamable HTTP (`mcp --listen`).
 
 mod call;
 mod catalog;
+mod http;
 mod image;
 mod roots;
 mod server;
@@ -22,6 +24,7 @@ use rmcp::ServiceExt;
 
 use crate::profile::Profile;
 use call::Calls;
+pub use http::{run as run_http, Options as HttpOptions};
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, Confinement};
 use server::Server;
@@ -45,6 +48,8 @@ pub enum Ending {
     Failed,
     /// Stopped by this signal (SIGTERM, SIGINT, SIGHUP).
     Stopped(i32),
+    /// The HTTP server stopped by this signal: its normal end (exit 0).
+    Shutdown(i32),
 }
 
 /// Serves MCP on stdin/stdout until stdin ends, the calls confined as the

@@ -7,6 +7,7 @@
 // Roots are deprecated by SEP-2577 but still what hosts send.
 #![allow(deprecated)]
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -33,11 +34,20 @@ pub struct Server {
     roots: SessionRoots,
     /// The profile whose tools are listed (and run: `Calls` hands it on).
     profile: Profile,
+    /// Dropped with the last clone of the server (HTTP: the session's end,
+    /// which stops its calls).
+    _guard: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Server {
     pub fn new(calls: Calls, roots: SessionRoots, profile: Profile) -> Server {
-        Server { calls, roots, profile }
+        Server { calls, roots, profile, _guard: None }
+    }
+
+    /// The server, holding `guard` until its last clone is dropped.
+    pub fn with_guard(mut self, guard: Arc<dyn std::any::Any + Send + Sync>) -> Server {
+        self._guard = Some(guard);
+        self
     }
 }
 
