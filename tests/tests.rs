@@ -36,6 +36,7 @@ mod install;
 mod jobs;
 mod load;
 mod mcp;
+mod mcp_http;
 mod output_limit;
 mod profile;
 mod protocol;

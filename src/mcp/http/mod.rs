@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper::header::{HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -253,16 +253,21 @@ async fn answer(
             return response;
         }
     }
+    let too_large = || {
+        plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: a request is at most {MAX_REQUEST_BYTES} bytes"),
+        )
+    };
+    // A declared length over the bound is refused before a byte is read.
+    if request.body().size_hint().lower() > MAX_REQUEST_BYTES as u64 {
+        return too_large();
+    }
     let (parts, body) = request.into_parts();
     // The body is held whole (rmcp would too) but never past the bound.
     let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return plain(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Payload Too Large: a request is at most {MAX_REQUEST_BYTES} bytes"),
-            );
-        }
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
         Err(e) => return plain(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")),
     };
     if parts.method == hyper::Method::POST {
