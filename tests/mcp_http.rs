@@ -12,6 +12,7 @@ use crate::mcp::{file_uri, PATIENCE};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -167,12 +168,21 @@ impl Drop for Http {
 
 /// Waits for `child`, at most PATIENCE.
 fn wait_within(child: &mut Child) -> std::process::ExitStatus {
+    let status = wait_or_kill(child);
+    assert!(status.signal() != Some(libc::SIGKILL), "the server did not exit");
+    status
+}
+
+/// Waits for `child` at most PATIENCE, then kills it.
+fn wait_or_kill(child: &mut Child) -> std::process::ExitStatus {
     let deadline = Instant::now() + PATIENCE;
     loop {
         if let Some(status) = child.try_wait().expect("wait") {
             return status;
         }
-        assert!(Instant::now() < deadline, "the server did not exit");
+        if Instant::now() > deadline {
+            let _ = child.kill();
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
@@ -351,7 +361,12 @@ fn mcp_http_token_file_must_not_be_readable_by_others() {
 #[test]
 fn mcp_http_off_loopback_without_a_token_refuses_to_start() {
     let env = Env::new();
-    let out = Http::command(&env, &["--listen", "0.0.0.0:0"], &[]).output().expect("run");
+    let mut child = Http::command(&env, &["--listen", "0.0.0.0:0"], &[]).spawn().expect("run");
+    // A server that listens instead is stopped (and fails the test) rather than waited for.
+    let status = wait_or_kill(&mut child);
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read");
+    let out = std::process::Output { status, stdout: Vec::new(), stderr: stderr.into_bytes() };
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -507,11 +522,31 @@ fn start_sleeper(http: &Http, session: &str, env: &Env) -> Vec<i32> {
 }
 
 #[test]
-fn mcp_http_delete_ends_the_sessions_calls() {
+fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
     let env = Env::new();
     let http = Http::start(&env, &["--listen", "0"], &[]);
     let session = http.session(json!({}));
-    let pids = start_sleeper(&http, &session, &env);
+    let jobfile = env.path("job-pid");
+    let job = http.call(
+        &session,
+        2,
+        "bash",
+        json!({"command": format!("sleep 30 & echo $! > {}; wait", jobfile.display()),
+            "run_in_background": true}),
+    );
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    let mut pids = start_sleeper(&http, &session, &env);
+    let deadline = Instant::now() + PATIENCE;
+    let job_pid = loop {
+        if let Some(pid) =
+            std::fs::read_to_string(&jobfile).ok().and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the job never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    pids.push(job_pid);
     let reply = http.send("DELETE", &[("Mcp-Session-Id", &session)], "");
     assert_eq!(reply.status, 202, "{reply:?}");
     assert_gone_within(&pids, PATIENCE);
