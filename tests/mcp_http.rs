@@ -521,32 +521,31 @@ fn start_sleeper(http: &Http, session: &str, env: &Env) -> Vec<i32> {
     text.lines().map(|l| l.trim().parse().expect("a pid")).collect()
 }
 
+/// Starts a job (`run_in_background`) of a `sleep 30` in `session`: the
+/// sleep's pid.
+fn start_job(http: &Http, session: &str, env: &Env) -> i32 {
+    let jobfile = env.path("job-pid");
+    let command = format!("sleep 30 & echo $! > {}; wait", jobfile.display());
+    let job = http.call(session, 2, "bash", json!({"command": command, "run_in_background": true}));
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let pid = std::fs::read_to_string(&jobfile).ok().and_then(|t| t.trim().parse().ok());
+        if let Some(pid) = pid {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "the job never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
     let env = Env::new();
     let http = Http::start(&env, &["--listen", "0"], &[]);
     let session = http.session(json!({}));
-    let jobfile = env.path("job-pid");
-    let job = http.call(
-        &session,
-        2,
-        "bash",
-        json!({"command": format!("sleep 30 & echo $! > {}; wait", jobfile.display()),
-            "run_in_background": true}),
-    );
-    assert_eq!(job["result"]["isError"], false, "{job}");
     let mut pids = start_sleeper(&http, &session, &env);
-    let deadline = Instant::now() + PATIENCE;
-    let job_pid = loop {
-        if let Some(pid) =
-            std::fs::read_to_string(&jobfile).ok().and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "the job never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    pids.push(job_pid);
+    pids.push(start_job(&http, &session, &env));
     let reply = http.send("DELETE", &[("Mcp-Session-Id", &session)], "");
     assert_eq!(reply.status, 202, "{reply:?}");
     assert_gone_within(&pids, PATIENCE);
@@ -555,11 +554,12 @@ fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
 }
 
 #[test]
-fn mcp_http_sigterm_stops_every_call_and_exits_0() {
+fn mcp_http_sigterm_stops_every_call_and_job_and_exits_0() {
     let env = Env::new();
     let http = Http::start(&env, &["--listen", "0"], &[]);
     let session = http.session(json!({}));
-    let pids = start_sleeper(&http, &session, &env);
+    let mut pids = start_sleeper(&http, &session, &env);
+    pids.push(start_job(&http, &session, &env));
     let (status, log) = http.stop();
     assert_eq!(status.code(), Some(0), "{log:?}");
     assert_gone_within(&pids, PATIENCE);
