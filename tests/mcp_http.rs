@@ -604,3 +604,28 @@ fn mcp_http_access_log_has_one_line_per_request() {
     assert_eq!(seen[2], expect("POST", short, "200", "ping"));
     assert_eq!(seen[3], expect("GET", "-", "400", "-"));
 }
+
+#[test]
+fn mcp_http_off_loopback_any_host_name_is_served_with_the_token() {
+    let env = Env::new();
+    let secret = "tok-8c2e4b";
+    let http = Http::start(&env, &["--listen", "0.0.0.0:0"], &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
+    assert!(http.addr.starts_with("0.0.0.0:"), "{}", http.addr);
+    let port = http.addr.rsplit(':').next().expect("port").to_owned();
+    let body = initialize(json!({})).to_string();
+    let request = |authorization: &str| {
+        let mut stream = TcpStream::connect(format!("127.0.0.1:{port}")).expect("connect");
+        stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: workspace.example:{port}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Authorization: {authorization}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("write");
+        read_reply(&mut stream).status
+    };
+    // The name a remote host uses is not known here: the token guards.
+    assert_eq!(request(&format!("Bearer {secret}")), 200);
+    assert_eq!(request("Bearer guess"), 401);
+}

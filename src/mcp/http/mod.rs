@@ -185,8 +185,8 @@ async fn serve(
 }
 
 /// DNS rebinding: a web page whose name was made to point at this machine
-/// must not reach the server. rmcp checks `Host` (this machine's names,
-/// and the address listened on) and `Origin` (present only from browsers:
+/// must not reach the server. rmcp checks `Host` on loopback (this
+/// machine's names, and the address listened on) and `Origin` (present only from browsers:
 /// this machine's own pages and `--allow-origin`'s) and answers 403.
 fn rebinding_checks(
     config: StreamableHttpServerConfig,
@@ -202,17 +202,14 @@ fn rebinding_checks(
         .collect();
     origins.extend(allow_origins);
     let config = config.with_allowed_origins(origins).enforce_origin_validation();
-    if ip.is_unspecified() {
-        // Every interface: the names it is reached by are not known here,
-        // and the token (required off loopback) is what guards it.
+    if !listen::is_loopback(bound) {
+        // Reached from elsewhere, by names not known here (a DNS name, a
+        // container's, a tunnel's): the token, required off loopback and
+        // which no rebound page has, is what guards it.
         return config.disable_allowed_hosts();
     }
-    config.with_allowed_hosts([
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-        ip.to_string(),
-    ])
+    let local = ["localhost", "127.0.0.1", "::1"].map(str::to_owned);
+    config.with_allowed_hosts(local.into_iter().chain(std::iter::once(ip.to_string())))
 }
 
 /// One request: the path, the token, the size bound, then rmcp.
