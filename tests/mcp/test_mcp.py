@@ -630,3 +630,44 @@ def test_over_http_lists_and_calls_the_tools_confined_to_root(mode, http_server)
             assert outside.structured_content["error_code"] == "PERMISSION_DENIED"
 
     run(go)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_over_http_a_job_outlives_its_request(mode, tmp_path):
+    """A job runs on after the request that started it and is listed. In
+    a session (legacy) it is the session's, and ends when the client ends
+    the session (DELETE); without one (auto: the stateless revision, a
+    server per request) the sessionless requests share their jobs, which
+    end when the server stops."""
+    root = tmp_path / "root"
+    root.mkdir()
+    env = dict(os.environ)
+    env.pop("IKIGAI_TOOLS_MCP_TOKEN", None)
+    env["IKIGAI_TOOLS_STATE_DIR"] = str(tmp_path / "state")
+    proc = subprocess.Popen([BIN, "mcp", "--listen", "0"], stderr=subprocess.PIPE, env=env)
+    try:
+        url = proc.stderr.readline().decode().split("listening on ")[1].strip()
+        pidfile = root / "pid"
+
+        async def go():
+            async with Client(url, mode=mode, read_timeout_seconds=30) as c:
+                started = await c.call_tool(
+                    "bash", {"command": f"sleep 300 & echo $! > {pidfile}; wait", "run_in_background": True}
+                )
+                assert started.structured_content["running"] is True, started.structured_content
+                listed = (await c.call_tool("job_list", {})).structured_content
+                pid = int(pidfile.read_text())
+                return listed, pid, pid_alive(pid)
+
+        listed, pid, alive = run(go)
+        assert [row["state"] for row in listed["jobs"]] == ["running"], listed
+        assert alive
+        if mode == "legacy":
+            assert run(lambda: wait_gone(pid)), f"the session ended, its job runs on: {pid}"
+        else:
+            assert pid_alive(pid)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0
+        proc.stderr.close()
+    assert run(lambda: wait_gone(pid)), f"the server stopped, its job runs on: {pid}"

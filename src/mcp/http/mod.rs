@@ -132,11 +132,17 @@ async fn serve(
     let stop = CancellationToken::new();
     let sessions = Arc::new(Sessions::default());
     let factory_sessions = Arc::clone(&sessions);
+    // Requests of the stateless revision come without a session, each to a
+    // server of its own: their calls (and jobs) share one namespace, which
+    // lives as long as the server does.
+    let sessionless = Calls::new(profile);
+    let sessionless_guard = sessions.register(sessionless.clone());
     let factory = move || {
         let calls = Calls::new(profile);
         let guard = factory_sessions.register(calls.clone());
         Ok(Server::new(calls, SessionRoots::new(command_line_roots.clone()), profile)
-            .with_guard(Arc::new(guard)))
+            .with_guard(Arc::new(guard))
+            .with_sessionless_calls(sessionless.clone()))
     };
     let config = rebinding_checks(StreamableHttpServerConfig::default(), &bound, allow_origins)
         .with_cancellation_token(stop.clone())
@@ -179,6 +185,7 @@ async fn serve(
     drop(listener);
     tell(format_args!("stopping (signal {signal}): ending every session's calls"));
     stop.cancel();
+    drop(sessionless_guard);
     sessions.end_all().await;
     let _ = tokio::time::timeout(CONNECTIONS_GRACE, graceful.shutdown()).await;
     Ending::Shutdown(signal)
