@@ -105,6 +105,7 @@ pub fn run(options: Options, command_line_roots: Confinement, profile: Profile) 
 struct Shared {
     service: StreamableHttpService<Server, LocalSessionManager>,
     token: Option<Token>,
+    sessions: Arc<Sessions>,
 }
 
 async fn serve(
@@ -149,7 +150,7 @@ async fn serve(
         .with_max_request_body_bytes(MAX_REQUEST_BYTES);
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
-    let shared = Arc::new(Shared { service, token });
+    let shared = Arc::new(Shared { service, token, sessions: Arc::clone(&sessions) });
 
     let graceful = GracefulShutdown::new();
     let signal = loop {
@@ -277,8 +278,23 @@ async fn answer(
     if parts.method == hyper::Method::POST {
         entry.rpc = access_log::rpc_methods(&body);
     }
-    shared.service.handle(Request::from_parts(parts, Full::new(body))).await
+    let deleting = (parts.method == hyper::Method::DELETE)
+        .then(|| parts.headers.get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned))
+        .flatten();
+    let request = Request::from_parts(parts, Full::new(body));
+    let (response, made) = sessions::noting_made(shared.service.handle(request)).await;
+    let assigned = response.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
+    if let (Some(made), Some(id)) = (made, assigned) {
+        shared.sessions.name(made, id);
+    }
+    if let Some(id) = deleting.filter(|_| response.status().is_success()) {
+        shared.sessions.deleted(&id);
+    }
+    response
 }
+
+/// The header that names a session.
+const SESSION_ID: &str = "mcp-session-id";
 
 fn plain(status: StatusCode, text: String) -> Response<BoxBody> {
     let mut response = Response::new(Full::new(Bytes::from(text)).boxed());

@@ -16,9 +16,26 @@ use crate::mcp::call::Calls;
 #[derive(Default)]
 pub struct Sessions {
     live: Mutex<HashMap<u64, Calls>>,
+    /// Each live session's `Mcp-Session-Id`, once its `initialize` answered.
+    named: Mutex<HashMap<String, u64>>,
     next: AtomicU64,
     /// The shutdowns under way, waited for at the server's end.
     ending: TaskTracker,
+}
+
+tokio::task_local! {
+    /// The server made while one request was handled (`initialize`'s), so
+    /// that the session id of its answer can be tied to it.
+    static MADE: std::cell::Cell<Option<u64>>;
+}
+
+/// Runs `handling` (one request), then the id of the server it made, if any.
+pub async fn noting_made<F: std::future::Future>(handling: F) -> (F::Output, Option<u64>) {
+    MADE.scope(std::cell::Cell::new(None), async {
+        let output = handling.await;
+        (output, MADE.with(std::cell::Cell::get))
+    })
+    .await
 }
 
 /// Dropped with the last clone of a session's server: ends its calls.
@@ -32,7 +49,28 @@ impl Sessions {
     pub fn register(self: &Arc<Self>, calls: Calls) -> Guard {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.live.lock().unwrap_or_else(PoisonError::into_inner).insert(id, calls);
+        let _ = MADE.try_with(|made| made.set(Some(id)));
         Guard { id, sessions: Arc::clone(self) }
+    }
+
+    /// Ties the server `made` to the session id its `initialize` answered.
+    pub fn name(&self, made: u64, session_id: &str) {
+        self.named
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session_id.to_owned(), made);
+    }
+
+    /// The session `session_id` was deleted: its calls stop now. (rmcp
+    /// drops a closed session's server only once its running handlers end,
+    /// or 5 s later.)
+    pub fn deleted(&self, session_id: &str) {
+        let made = self.named.lock().unwrap_or_else(PoisonError::into_inner).remove(session_id);
+        let calls = made
+            .and_then(|id| self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&id));
+        if let Some(calls) = calls {
+            self.ending.spawn(async move { calls.shutdown_and_wait().await });
+        }
     }
 
     /// Stops every live session's calls and waits until all of them, and
@@ -55,6 +93,9 @@ impl Sessions {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        let mut named = self.sessions.named.lock().unwrap_or_else(PoisonError::into_inner);
+        named.retain(|_, made| *made != self.id);
+        drop(named);
         let calls =
             self.sessions.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
         let (Some(calls), Ok(runtime)) = (calls, tokio::runtime::Handle::try_current()) else {
