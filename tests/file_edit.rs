@@ -402,8 +402,9 @@ fn a_lock_held_past_the_wait_is_an_error_and_changes_nothing() {
 fn replace_all_of_millions_of_one_byte_matches_stays_within_twice_the_file() {
     const MIB: u64 = 1 << 20;
     const SIZE: usize = 2 << 20;
-    // What the tool holds beside the file: code, libc, buffers.
-    const SLACK: u64 = 10 * MIB;
+    // What the tool holds beside the file: code, libc, buffers (a debug
+    // build's relocated pages: about 13 MiB since `mcp --listen`'s crates).
+    const SLACK: u64 = 12 * MIB;
     let env = Env::new();
     env.write("a.txt", vec![b'a'; SIZE]);
     let args =

@@ -170,14 +170,15 @@ fn a_2_gib_file_read_whole_stays_under_the_default_limit() {
 }
 
 /// What the measurement itself adds: a tool answering a trivial call holds
-/// nothing but the program, a few MiB (under 12 in a debug build).
+/// nothing but the program, a few MiB (4 in the static release build; under
+/// 14 in a debug build, whose relocations grew with `mcp --listen`'s crates).
 #[test]
 fn the_floor_of_the_measurement_is_a_few_mib() {
     let env = Env::new();
     let report = start(&env, "glob", &json!({"pattern": "none"}), None).finish();
     println!("glob answering a trivial call: peak RSS {:.1} MiB", mib(report.reaped.max_rss));
     assert_eq!(report.stdout, br#"{"output":"","count":0}"#);
-    assert!(report.reaped.max_rss < 12 * MIB, "peak RSS {} bytes", report.reaped.max_rss);
+    assert!(report.reaped.max_rss < 14 * MIB, "peak RSS {} bytes", report.reaped.max_rss);
 }
 
 fn limited(env: &Env, link: &str, limit: u64, args: Value) -> Value {

@@ -37,6 +37,7 @@ mod jobs;
 mod load;
 mod mcp;
 mod mcp_calls;
+mod mcp_http;
 mod mcp_protocol;
 mod mcp_size;
 mod output_limit;

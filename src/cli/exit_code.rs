@@ -45,6 +45,7 @@ impl From<crate::mcp::Ending> for ExitCode {
     fn from(ending: crate::mcp::Ending) -> ExitCode {
         match ending {
             crate::mcp::Ending::InputClosed => ExitCode::Success,
+            crate::mcp::Ending::Shutdown(_) => ExitCode::Success,
             crate::mcp::Ending::Failed => ExitCode::Failure,
             crate::mcp::Ending::Stopped(signal) => ExitCode::StoppedBy(signal),
         }

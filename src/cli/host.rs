@@ -92,16 +92,78 @@ fn mcp_command() -> Command {
                      Claude Code keeps whole",
                 ),
         )
+        .arg(
+            Arg::new("listen")
+                .long("listen")
+                .value_name("ADDR")
+                .help(
+                    "Serve streamable HTTP at http://ADDR/mcp instead of stdio: PORT (on \
+                     127.0.0.1; 0 picks one, said on stderr), HOST:PORT or [IPV6]:PORT",
+                ),
+        )
+        .arg(
+            Arg::new("token-file")
+                .long("token-file")
+                .value_name("FILE")
+                .requires("listen")
+                .value_parser(value_parser!(PathBuf))
+                .help(
+                    "With --listen: the bearer token clients must send, from FILE (not readable \
+                     by others); else IKIGAI_TOOLS_MCP_TOKEN. Required off loopback",
+                ),
+        )
+        .arg(
+            Arg::new("allow-origin")
+                .long("allow-origin")
+                .value_name("ORIGIN")
+                .action(ArgAction::Append)
+                .requires("listen")
+                .help(
+                    "With --listen: a browser Origin allowed beside this machine's own, as \
+                     scheme://host:port (port * for any; repeatable)",
+                ),
+        )
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
-    let spawner = crate::mcp::start_spawner();
+    // The token leaves the environment before the spawner is forked with
+    // it: no call's process may inherit it.
+    let token = match m.contains_id("listen") {
+        true => {
+            match crate::mcp::take_token(m.get_one::<PathBuf>("token-file").map(PathBuf::as_path)) {
+                Ok(token) => token,
+                Err(e) => {
+                    print_command_error(MCP, format_args!("cannot start: {e}"));
+                    return ExitCode::Failure;
+                }
+            }
+        }
+        false => None,
+    };
+    let settings = crate::mcp::CallSettings {
+        spawner: crate::mcp::start_spawner(),
+        profile: mcp_profile(m),
+        max_output: mcp_max_output(m),
+    };
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
     match crate::mcp::roots_from_command_line(&paths) {
-        Ok(roots) => {
-            ExitCode::from(crate::mcp::run(roots, mcp_profile(m), mcp_max_output(m), spawner))
-        }
+        Ok(roots) => match m.get_one::<String>("listen") {
+            Some(listen) => {
+                let options = crate::mcp::HttpOptions {
+                    listen: listen.clone(),
+                    token,
+                    allow_origins: m
+                        .get_many::<String>("allow-origin")
+                        .into_iter()
+                        .flatten()
+                        .cloned()
+                        .collect(),
+                };
+                ExitCode::from(crate::mcp::run_http(options, roots, settings))
+            }
+            None => ExitCode::from(crate::mcp::run(roots, settings)),
+        },
         Err(e) => {
             print_command_error(MCP, e);
             ExitCode::UsageError

@@ -47,6 +47,19 @@ pub enum Ended {
     Stopped,
 }
 
+/// How the server runs every call, whatever its transport or session.
+#[derive(Clone)]
+pub struct CallSettings {
+    /// The profile whose tools are listed and run.
+    pub profile: Profile,
+    /// The output limit every call gets (`None`: none): docs/MCP.md,
+    /// "Answers sized for the hosts".
+    pub max_output: Option<usize>,
+    /// Forks the calls' processes ([`super::start_spawner`]; `None`: each
+    /// is spawned anew).
+    pub spawner: Option<Arc<Spawner>>,
+}
+
 /// What every call shares: the server's profile, its shutdown, and the
 /// number of calls running, so that the shutdown can wait for their
 /// processes to be gone.
@@ -84,14 +97,10 @@ impl Drop for Running {
 }
 
 impl Calls {
-    /// The calls of a server that serves `profile`, each answer within
-    /// `max_output` bytes, each call's process forked by `spawner` (spawned
-    /// anew without one).
-    pub fn new(
-        profile: Profile,
-        max_output: Option<usize>,
-        spawner: Option<Arc<Spawner>>,
-    ) -> Calls {
+    /// The calls of one session (or of the stateless requests), as the
+    /// server's settings say: each has its own jobs' namespace.
+    pub fn new(settings: &CallSettings) -> Calls {
+        let CallSettings { profile, max_output, spawner } = settings.clone();
         Calls {
             profile,
             max_output,

@@ -9,10 +9,12 @@
 //! - `spawner`: the process, forked before the runtime, that forks each call's;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result;
-//! - `image`: an image in an answer, sent as image content.
+//! - `image`: an image in an answer, sent as image content;
+//! - `http`: the same server over streamable HTTP (`mcp --listen`).
 
 mod call;
 mod catalog;
+mod http;
 mod image;
 mod roots;
 mod server;
@@ -22,8 +24,9 @@ mod transport;
 
 use rmcp::ServiceExt;
 
-use crate::profile::Profile;
+pub use call::CallSettings;
 use call::Calls;
+pub use http::{run as run_http, take_token, Options as HttpOptions};
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, Confinement};
 use server::Server;
@@ -48,6 +51,8 @@ pub enum Ending {
     Failed,
     /// Stopped by this signal (SIGTERM, SIGINT, SIGHUP).
     Stopped(i32),
+    /// The HTTP server stopped by this signal: its normal end (exit 0).
+    Shutdown(i32),
 }
 
 /// The spawner of the calls' processes, started first thing in `ikigai-tools
@@ -65,15 +70,8 @@ pub fn start_spawner() -> Option<std::sync::Arc<Spawner>> {
 
 /// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
 /// command line says (see [`roots_from_command_line`]) until the client
-/// names its own roots, the tools of `profile` listed and run, each call's
-/// answer within `max_output` bytes (`None`: no limit), each call's
-/// process forked by `spawner` ([`start_spawner`]; spawned anew without).
-pub fn run(
-    command_line_roots: Confinement,
-    profile: Profile,
-    max_output: Option<usize>,
-    spawner: Option<std::sync::Arc<Spawner>>,
-) -> Ending {
+/// names its own roots, every call run as `settings` say.
+pub fn run(command_line_roots: Confinement, settings: CallSettings) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -81,19 +79,15 @@ pub fn run(
             return Ending::Failed;
         }
     };
-    let code = runtime.block_on(serve(command_line_roots, profile, max_output, spawner));
+    let code = runtime.block_on(serve(command_line_roots, settings));
     // A read of stdin may still sit in tokio's blocking pool: do not wait.
     runtime.shutdown_background();
     code
 }
 
-async fn serve(
-    command_line_roots: Confinement,
-    profile: Profile,
-    max_output: Option<usize>,
-    spawner: Option<std::sync::Arc<spawner::Spawner>>,
-) -> Ending {
-    let calls = Calls::new(profile, max_output, spawner);
+async fn serve(command_line_roots: Confinement, settings: CallSettings) -> Ending {
+    let calls = Calls::new(&settings);
+    let profile = settings.profile;
     let (transport, stdin_closed) = StdioLines::new();
     let writer = transport.writer();
     let running = match Server::new(calls.clone(), SessionRoots::new(command_line_roots), profile)

@@ -7,6 +7,7 @@
 // Roots are deprecated by SEP-2577 but still what hosts send.
 #![allow(deprecated)]
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -33,11 +34,30 @@ pub struct Server {
     roots: SessionRoots,
     /// The profile whose tools are listed (and run: `Calls` hands it on).
     profile: Profile,
+    /// Dropped with the last clone of the server (HTTP: the session's end,
+    /// which stops its calls).
+    _guard: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The calls of requests outside any session (HTTP's stateless
+    /// revision, a server per request): shared, so that a job outlives the
+    /// request that started it. `None`: `calls`.
+    sessionless: Option<Calls>,
 }
 
 impl Server {
     pub fn new(calls: Calls, roots: SessionRoots, profile: Profile) -> Server {
-        Server { calls, roots, profile }
+        Server { calls, roots, profile, _guard: None, sessionless: None }
+    }
+
+    /// The server, holding `guard` until its last clone is dropped.
+    pub fn with_guard(mut self, guard: Arc<dyn std::any::Any + Send + Sync>) -> Server {
+        self._guard = Some(guard);
+        self
+    }
+
+    /// The server, running requests outside a session with `calls`.
+    pub fn with_sessionless_calls(mut self, calls: Calls) -> Server {
+        self.sessionless = Some(calls);
+        self
     }
 }
 
@@ -120,7 +140,13 @@ impl ServerHandler for Server {
         };
         // Absent arguments are an empty object: the tool names what is missing.
         let args = Value::Object(request.arguments.unwrap_or_default()).to_string().into_bytes();
-        let run = self.calls.run(tool, args, allowed, context.ct.clone());
+        let calls = match &self.sessionless {
+            // The stateless revision has no sessions (rmcp keeps a request's
+            // own client info then, so `in_session` alone cannot tell).
+            Some(sessionless) if !in_session(&context) || stateless(&context) => sessionless,
+            _ => &self.calls,
+        };
+        let run = calls.run(tool, args, allowed, context.ct.clone());
         let ended = match context.meta.get_progress_token() {
             Some(token) => with_progress(run, &context.peer, token).await,
             None => run.await,

@@ -611,3 +611,88 @@ def test_a_changed_roots_list_is_followed(mode, confined_dirs):
     run(go)
     made = {name: sorted(os.listdir(dirs[name])) for name in ("root", "outside")}
     assert made == {"root": ["first"], "outside": ["second"]}
+
+
+# --- Over HTTP (mcp --listen) ----------------------------------------------
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """`ikigai-tools mcp --listen 0 --root DIR`: its URL and its root; stopped
+    with SIGTERM afterwards, which must end it with status 0."""
+    root = tmp_path / "root"
+    root.mkdir()
+    env = dict(os.environ)
+    env.pop("IKIGAI_TOOLS_MCP_TOKEN", None)
+    proc = subprocess.Popen(
+        [BIN, "mcp", "--listen", "0", "--root", str(root)], stderr=subprocess.PIPE, env=env
+    )
+    first = proc.stderr.readline().decode()
+    prefix = "ikigai-tools mcp: listening on "
+    assert first.startswith(prefix), first
+    yield first[len(prefix) :].strip(), root
+    proc.terminate()
+    assert proc.wait(timeout=15) == 0
+    proc.stderr.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_over_http_lists_and_calls_the_tools_confined_to_root(mode, http_server):
+    url, root = http_server
+
+    async def go():
+        async with Client(url, mode=mode, read_timeout_seconds=30) as c:
+            if mode == "auto":
+                # The stateless revision over HTTP, served by the same service.
+                assert c.protocol_version == "2026-07-28"
+            names = [t.name for t in (await c.list_tools()).tools]
+            assert names == TOOLS + JOB_TOOLS
+            inside = await c.call_tool("bash", {"command": f"echo hi > {root}/in.txt && cat {root}/in.txt"})
+            assert not inside.is_error, text_of(inside)
+            assert inside.structured_content == {"output": "hi", "exit_code": 0}
+            outside = await c.call_tool("file_write", {"file_path": "/tmp/ikigai-http-outside.txt", "content": "x"})
+            assert outside.is_error
+            assert outside.structured_content["error_code"] == "PERMISSION_DENIED"
+
+    run(go)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_over_http_a_job_outlives_its_request(mode, tmp_path):
+    """A job runs on after the request that started it and is listed. In
+    a session (legacy) it is the session's, and ends when the client ends
+    the session (DELETE); without one (auto: the stateless revision, a
+    server per request) the sessionless requests share their jobs, which
+    end when the server stops."""
+    root = tmp_path / "root"
+    root.mkdir()
+    env = dict(os.environ)
+    env.pop("IKIGAI_TOOLS_MCP_TOKEN", None)
+    env["IKIGAI_TOOLS_STATE_DIR"] = str(tmp_path / "state")
+    proc = subprocess.Popen([BIN, "mcp", "--listen", "0"], stderr=subprocess.PIPE, env=env)
+    try:
+        url = proc.stderr.readline().decode().split("listening on ")[1].strip()
+        pidfile = root / "pid"
+
+        async def go():
+            async with Client(url, mode=mode, read_timeout_seconds=30) as c:
+                started = await c.call_tool(
+                    "bash", {"command": f"sleep 300 & echo $! > {pidfile}; wait", "run_in_background": True}
+                )
+                assert started.structured_content["running"] is True, started.structured_content
+                listed = (await c.call_tool("job_list", {})).structured_content
+                pid = int(pidfile.read_text())
+                return listed, pid, pid_alive(pid)
+
+        listed, pid, alive = run(go)
+        assert [row["state"] for row in listed["jobs"]] == ["running"], listed
+        assert alive
+        if mode == "legacy":
+            assert run(lambda: wait_gone(pid)), f"the session ended, its job runs on: {pid}"
+        else:
+            assert pid_alive(pid)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0
+        proc.stderr.close()
+    assert run(lambda: wait_gone(pid)), f"the server stopped, its job runs on: {pid}"

@@ -1,0 +1,300 @@
+//! `ikigai-tools mcp --listen ADDR`: the same server over MCP's streamable
+//! HTTP transport (rmcp's `StreamableHttpService` under hyper), at `/mcp`
+//! (docs/MCP.md, "Over HTTP"). Around rmcp, this module adds what a server
+//! reachable from a network needs: a bearer token, the access log, the
+//! request-size bound before the body is held, and a shutdown that stops
+//! every session's calls.
+//!
+//! - `listen`: the address, and whether it is loopback;
+//! - `auth`: the token, from a file or the environment;
+//! - `sessions`: a `Server` per session, ended with it;
+//! - `access_log`: one line per request on stderr.
+
+mod access_log;
+mod auth;
+mod listen;
+mod sessions;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Incoming};
+use hyper::header::{HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::call::{CallSettings, Calls};
+use super::roots::{Confinement, SessionRoots};
+use super::server::Server;
+use super::{stop_signal, tell, Ending};
+use access_log::{Entry, Logged};
+use sessions::Sessions;
+
+pub use auth::TOKEN_VAR;
+pub use auth::{load as take_token, Token};
+
+/// The path of the MCP endpoint.
+pub const ENDPOINT: &str = "/mcp";
+
+/// The largest request body taken (413 above): 64 MiB, the bound of a
+/// stdio line, so that a call that fits one transport fits the other (a
+/// file_write of a big file is one request).
+pub const MAX_REQUEST_BYTES: usize = 64 << 20;
+
+/// How long the shutdown waits for open connections to finish their answer
+/// once every call has been stopped.
+const CONNECTIONS_GRACE: Duration = Duration::from_secs(2);
+
+/// What `mcp --listen` was told.
+pub struct Options {
+    pub listen: String,
+    /// The token clients must send: [`take_token`]'s.
+    pub token: Option<Token>,
+    /// Browser origins allowed beside this machine's own (`--allow-origin`).
+    pub allow_origins: Vec<String>,
+}
+
+/// Serves MCP over HTTP until SIGTERM, SIGINT or SIGHUP.
+pub fn run(options: Options, command_line_roots: Confinement, settings: CallSettings) -> Ending {
+    let token = options.token;
+    let addr = match listen::parse(&options.listen) {
+        Ok(addr) => addr,
+        Err(e) => {
+            tell(format_args!("cannot start: {e}"));
+            return Ending::Failed;
+        }
+    };
+    if token.is_none() && !listen::is_loopback(&addr) {
+        tell(format_args!(
+            "refusing to listen on {addr} without a token: other machines can reach it. Put a \
+             token in a file only you can read and pass --token-file FILE, or set {TOKEN_VAR}; \
+             clients send it as `Authorization: Bearer TOKEN`"
+        ));
+        return Ending::Failed;
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tell(format_args!("cannot start: {e}"));
+            return Ending::Failed;
+        }
+    };
+    let ending =
+        runtime.block_on(serve(addr, token, options.allow_origins, command_line_roots, settings));
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    ending
+}
+
+/// What every request's handler shares.
+struct Shared {
+    service: StreamableHttpService<Server, LocalSessionManager>,
+    token: Option<Token>,
+    sessions: Arc<Sessions>,
+}
+
+async fn serve(
+    addr: SocketAddr,
+    token: Option<Token>,
+    allow_origins: Vec<String>,
+    command_line_roots: Confinement,
+    settings: CallSettings,
+) -> Ending {
+    let profile = settings.profile;
+    let listener = match TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            tell(format_args!("cannot listen on {addr}: {e}"));
+            return Ending::Failed;
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(addr);
+    // The first line on stderr, which scripts and tests read the port from.
+    tell(format_args!(
+        "listening on http://{}:{}{ENDPOINT}",
+        listen::url_host(&bound),
+        bound.port()
+    ));
+
+    let stop = CancellationToken::new();
+    let sessions = Arc::new(Sessions::default());
+    let factory_sessions = Arc::clone(&sessions);
+    // Requests of the stateless revision come without a session, each to a
+    // server of its own: their calls (and jobs) share one namespace, which
+    // lives as long as the server does.
+    let sessionless = Calls::new(&settings);
+    let sessionless_guard = sessions.register(sessionless.clone());
+    let factory = move || {
+        let calls = Calls::new(&settings);
+        let guard = factory_sessions.register(calls.clone());
+        Ok(Server::new(calls, SessionRoots::new(command_line_roots.clone()), profile)
+            .with_guard(Arc::new(guard))
+            .with_sessionless_calls(sessionless.clone()))
+    };
+    let config = rebinding_checks(StreamableHttpServerConfig::default(), &bound, allow_origins)
+        .with_cancellation_token(stop.clone())
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES);
+    let service =
+        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    let shared = Arc::new(Shared { service, token, sessions: Arc::clone(&sessions) });
+
+    let graceful = GracefulShutdown::new();
+    let signal = loop {
+        let (stream, peer) = tokio::select! {
+            signal = stop_signal() => break signal,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors, a connection reset before accept:
+                    // the listener itself is fine.
+                    tell(format_args!("accepting a connection: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let shared = Arc::clone(&shared);
+        let handler = hyper::service::service_fn(move |request| {
+            let shared = Arc::clone(&shared);
+            async move { Ok::<_, Infallible>(handle(&shared, peer, request).await) }
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(stream), handler);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                if !e.is_incomplete_message() {
+                    tell(format_args!("connection from {peer}: {e}"));
+                }
+            }
+        });
+    };
+    drop(listener);
+    tell(format_args!("stopping (signal {signal}): ending every session's calls"));
+    stop.cancel();
+    drop(sessionless_guard);
+    sessions.end_all().await;
+    let _ = tokio::time::timeout(CONNECTIONS_GRACE, graceful.shutdown()).await;
+    Ending::Shutdown(signal)
+}
+
+/// DNS rebinding: a web page whose name was made to point at this machine
+/// must not reach the server. rmcp checks `Host` on loopback (this
+/// machine's names, and the address listened on) and `Origin` (present only from browsers:
+/// this machine's own pages and `--allow-origin`'s) and answers 403.
+fn rebinding_checks(
+    config: StreamableHttpServerConfig,
+    bound: &SocketAddr,
+    allow_origins: Vec<String>,
+) -> StreamableHttpServerConfig {
+    let ip = bound.ip();
+    let local = ["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()];
+    let mut origins: Vec<String> = local
+        .iter()
+        .chain(std::iter::once(&listen::url_host(bound)))
+        .flat_map(|host| [format!("http://{host}:*"), format!("https://{host}:*")])
+        .collect();
+    origins.extend(allow_origins);
+    let config = config.with_allowed_origins(origins).enforce_origin_validation();
+    if !listen::is_loopback(bound) {
+        // Reached from elsewhere, by names not known here (a DNS name, a
+        // container's, a tunnel's): the token, required off loopback and
+        // which no rebound page has, is what guards it.
+        return config.disable_allowed_hosts();
+    }
+    let local = ["localhost", "127.0.0.1", "::1"].map(str::to_owned);
+    config.with_allowed_hosts(local.into_iter().chain(std::iter::once(ip.to_string())))
+}
+
+/// One request: the path, the token, the size bound, then rmcp.
+async fn handle(shared: &Shared, peer: SocketAddr, request: Request<Incoming>) -> Response<Logged> {
+    let mut entry = Entry::new(peer, request.method().as_str(), request.uri().path());
+    if let Some(id) = request.headers().get("mcp-session-id") {
+        entry.set_session(id.as_bytes());
+    }
+    let response = answer(shared, request, &mut entry).await;
+    if let Some(id) = response.headers().get("mcp-session-id") {
+        entry.set_session(id.as_bytes());
+    }
+    entry.status = response.status().as_u16();
+    response.map(|body| Logged::new(body, entry))
+}
+
+type BoxBody = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+async fn answer(
+    shared: &Shared,
+    request: Request<Incoming>,
+    entry: &mut Entry,
+) -> Response<BoxBody> {
+    if request.uri().path() != ENDPOINT {
+        return plain(StatusCode::NOT_FOUND, format!("Not Found: the MCP endpoint is {ENDPOINT}"));
+    }
+    if let Some(token) = &shared.token {
+        let authorization = request.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        if !token.admits(authorization) {
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: a bearer token is required".to_owned(),
+            );
+            response.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"ikigai-tools mcp\""),
+            );
+            return response;
+        }
+    }
+    let too_large = || {
+        plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: a request is at most {MAX_REQUEST_BYTES} bytes"),
+        )
+    };
+    // A declared length over the bound is refused before a byte is read.
+    if request.body().size_hint().lower() > MAX_REQUEST_BYTES as u64 {
+        return too_large();
+    }
+    let (parts, body) = request.into_parts();
+    // The body is held whole (rmcp would too) but never past the bound.
+    let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
+        Err(e) => return plain(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")),
+    };
+    if parts.method == hyper::Method::POST {
+        entry.rpc = access_log::rpc_methods(&body);
+    }
+    let deleting = (parts.method == hyper::Method::DELETE)
+        .then(|| parts.headers.get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned))
+        .flatten();
+    let request = Request::from_parts(parts, Full::new(body));
+    let (response, made) = sessions::noting_made(shared.service.handle(request)).await;
+    let assigned = response.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
+    if let (Some(made), Some(id)) = (made, assigned) {
+        shared.sessions.name(made, id);
+    }
+    if let Some(id) = deleting.filter(|_| response.status().is_success()) {
+        shared.sessions.deleted(&id);
+    }
+    response
+}
+
+/// The header that names a session.
+const SESSION_ID: &str = "mcp-session-id";
+
+fn plain(status: StatusCode, text: String) -> Response<BoxBody> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}

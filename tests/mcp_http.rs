@@ -1,0 +1,631 @@
+//! `ikigai-tools mcp --listen` (docs/MCP.md, "Over HTTP"), over raw HTTP/1.1
+//! on std's TcpStream: the handshake and a call, the bearer token (refused,
+//! accepted, never logged, never seen by a tool), a refusal to listen off
+//! loopback without one, the Origin and Host checks against DNS rebinding,
+//! the request-size bound, two sessions kept apart (roots and jobs), the
+//! end of a session's calls on DELETE and of every call on SIGTERM, and the
+//! access log's line.
+
+use crate::common;
+use crate::mcp::{file_uri, PATIENCE};
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Instant;
+
+use common::procs::{assert_gone_within, signal};
+use common::*;
+use serde_json::{json, Value};
+
+/// A server listening on a port of its choosing.
+struct Http {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    addr: String,
+    /// The lines of stderr after the first.
+    log: Receiver<String>,
+}
+
+/// What came back for one request.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC messages of the body: a JSON body, or an SSE stream's
+    /// `data:` lines.
+    fn messages(&self) -> Vec<Value> {
+        if let Ok(one) = serde_json::from_str::<Value>(&self.body) {
+            return vec![one];
+        }
+        self.body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str(data).ok())
+            .collect()
+    }
+
+    /// The one response the body holds (with an `id`).
+    fn answer(&self) -> Value {
+        let answers: Vec<Value> =
+            self.messages().into_iter().filter(|m| m.get("id").is_some()).collect();
+        assert_eq!(answers.len(), 1, "{self:?}");
+        answers[0].clone()
+    }
+}
+
+impl Http {
+    fn start(env: &Env, args: &[&str], envs: &[(&str, &str)]) -> Http {
+        let mut child = Http::command(env, args, envs).spawn().expect("spawn ikigai-tools mcp");
+        let (tx, log) = mpsc::channel();
+        let stderr = child.stderr.take().expect("stderr pipe");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = log.recv_timeout(PATIENCE).expect("the server says where it listens");
+        let addr = first
+            .strip_prefix("ikigai-tools mcp: listening on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("first line: {first}"))
+            .to_owned();
+        Http { child, addr, log }
+    }
+
+    fn command(env: &Env, args: &[&str], envs: &[(&str, &str)]) -> Command {
+        let tmp = env.path("../tmp");
+        std::fs::create_dir_all(&tmp).expect("mkdir tmp");
+        let mut command = Command::new(env.link("ikigai-tools"));
+        command
+            .arg("mcp")
+            .args(args)
+            .env("TMPDIR", tmp)
+            .env_remove("IKIGAI_TOOLS_MCP_TOKEN")
+            .envs(envs.iter().copied())
+            .current_dir(env.work())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Sends one request on a connection of its own and reads the answer
+    /// to its end.
+    fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+        let mut head = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("write head");
+        stream.write_all(body.as_bytes()).expect("write body");
+        read_reply(&mut stream)
+    }
+
+    fn post(&self, session: Option<&str>, message: &Value) -> Reply {
+        let headers: Vec<(&str, &str)> =
+            session.map(|s| ("Mcp-Session-Id", s)).into_iter().collect();
+        self.send("POST", &headers, &message.to_string())
+    }
+
+    /// A session past `initialize` (the client declaring `capabilities`)
+    /// and `notifications/initialized`: its id.
+    fn session(&self, capabilities: Value) -> String {
+        let reply = self.post(None, &initialize(capabilities));
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let id = reply.header("mcp-session-id").expect("a session id").to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(self.post(Some(&id), &initialized).status, 202);
+        id
+    }
+
+    fn call(&self, session: &str, id: u64, tool: &str, arguments: Value) -> Value {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        let reply = self.post(Some(session), &request);
+        assert_eq!(reply.status, 200, "{reply:?}");
+        reply.answer()
+    }
+
+    /// SIGTERM, then the exit status and every line of stderr after the first.
+    fn stop(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        signal(&self.child, libc::SIGTERM);
+        let status = wait_within(&mut self.child);
+        (status, self.log.try_iter().collect())
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits for `child`, at most PATIENCE.
+fn wait_within(child: &mut Child) -> std::process::ExitStatus {
+    let status = wait_or_kill(child);
+    assert!(status.signal() != Some(libc::SIGKILL), "the server did not exit");
+    status
+}
+
+/// Waits for `child` at most PATIENCE, then kills it.
+fn wait_or_kill(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn initialize(capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": capabilities,
+        "clientInfo": {"name": "tests", "version": "0"}}})
+}
+
+/// Reads an HTTP/1.1 answer to the end of the connection; a chunked body
+/// is put back together.
+fn read_reply(stream: &mut TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read the answer");
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a whole head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut body = raw[split + 4..].to_vec();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok());
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    if chunked {
+        body = dechunk(&body);
+    }
+    Reply {
+        status: status.expect("a status"),
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&raw[..end]).unwrap_or("0").trim(), 16)
+                .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        body.extend_from_slice(&raw[start..(start + size).min(raw.len())]);
+        raw = &raw[(start + size + 2).min(raw.len())..];
+    }
+    body
+}
+
+/// A stream of server messages outside any request (GET /mcp): the
+/// messages, as they come.
+fn listen_stream(http: &Http, session: &str) -> Receiver<Value> {
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n",
+        http.addr
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            let Some(data) = line.strip_prefix("data: ") else { continue };
+            let Ok(message) = serde_json::from_str::<Value>(data) else { continue };
+            if tx.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// A session whose client declares roots and answers `roots/list` with
+/// `root`.
+fn session_with_root(http: &Http, root: &Path) -> String {
+    let reply = http.post(None, &initialize(json!({"roots": {"listChanged": true}})));
+    let session = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let server_messages = listen_stream(http, &session);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(http.post(Some(&session), &initialized).status, 202);
+    let question = server_messages.recv_timeout(PATIENCE).expect("the server asks roots/list");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"roots": [{"uri": file_uri(root)}]}});
+    assert_eq!(http.post(Some(&session), &answer).status, 202);
+    session
+}
+
+fn tool_names(reply: &Reply) -> Vec<String> {
+    let answer = reply.answer();
+    let tools = answer["result"]["tools"].as_array().expect("tools").clone();
+    tools.iter().map(|t| t["name"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+#[test]
+fn mcp_http_initialize_tools_list_and_tools_call() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0", "--profile", "seed"], &[]);
+    let session = http.session(json!({}));
+    let list =
+        http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    assert_eq!(tool_names(&list), ["bash", "file_read", "file_write", "file_edit", "glob", "grep"]);
+    let answer = http.call(&session, 3, "bash", json!({"command": "echo over http"}));
+    assert_eq!(answer["id"], 3);
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"output": "over http", "exit_code": 0})
+    );
+    let (status, _) = http.stop();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn mcp_http_token_is_required_when_given_and_never_logged_nor_seen_by_a_tool() {
+    let env = Env::new();
+    let secret = "tok-3f9a1c7e5d";
+    let http =
+        Http::start(&env, &["--listen", "127.0.0.1:0"], &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
+    for authorization in [None, Some("Bearer wrong"), Some("Basic dG9rOnRvaw==")] {
+        let headers: Vec<(&str, &str)> =
+            authorization.map(|a| ("Authorization", a)).into_iter().collect();
+        let reply = http.send("POST", &headers, &initialize(json!({})).to_string());
+        assert_eq!(reply.status, 401, "{authorization:?}: {reply:?}");
+        assert_eq!(reply.header("www-authenticate"), Some("Bearer realm=\"ikigai-tools mcp\""));
+    }
+    let bearer = format!("Bearer {secret}");
+    let with_token = |session: Option<&str>, message: &Value| {
+        let mut headers = vec![("Authorization", bearer.as_str())];
+        headers.extend(session.map(|s| ("Mcp-Session-Id", s)));
+        http.send("POST", &headers, &message.to_string())
+    };
+    let reply = with_token(None, &initialize(json!({})));
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let session = reply.header("mcp-session-id").expect("a session").to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(with_token(Some(&session), &initialized).status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo \"[${IKIGAI_TOOLS_MCP_TOKEN-unset}]\""}}});
+    let answer = with_token(Some(&session), &call).answer();
+    assert_eq!(answer["result"]["structuredContent"]["output"], "[unset]", "{answer}");
+    let (status, log) = http.stop();
+    assert_eq!(status.code(), Some(0));
+    assert!(log.len() >= 5, "{log:?}");
+    assert!(log.iter().all(|line| !line.contains(secret)), "{log:?}");
+}
+
+#[test]
+fn mcp_http_token_file_must_not_be_readable_by_others() {
+    let env = Env::new();
+    let file = env.write("token", "tok-from-file\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let path = file.to_str().expect("utf-8");
+    let out =
+        Http::command(&env, &["--listen", "0", "--token-file", path], &[]).output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        format!(
+            "ikigai-tools mcp: cannot start: --token-file {path}: readable by every user \
+             (mode 644): chmod o-r it\n"
+        )
+    );
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let http = Http::start(&env, &["--listen", "0", "--token-file", path], &[]);
+    let body = initialize(json!({})).to_string();
+    assert_eq!(http.send("POST", &[], &body).status, 401);
+    let ok = http.send("POST", &[("Authorization", "Bearer tok-from-file")], &body);
+    assert_eq!(ok.status, 200, "{ok:?}");
+}
+
+#[test]
+fn mcp_http_off_loopback_without_a_token_refuses_to_start() {
+    let env = Env::new();
+    let mut child = Http::command(&env, &["--listen", "0.0.0.0:0"], &[]).spawn().expect("run");
+    // A server that listens instead is stopped (and fails the test) rather than waited for.
+    let status = wait_or_kill(&mut child);
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read");
+    let out = std::process::Output { status, stdout: Vec::new(), stderr: stderr.into_bytes() };
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ikigai-tools mcp: refusing to listen on 0.0.0.0:0 without a token: other machines can \
+         reach it. Put a token in a file only you can read and pass --token-file FILE, or set \
+         IKIGAI_TOOLS_MCP_TOKEN; clients send it as `Authorization: Bearer TOKEN`\n"
+    );
+}
+
+#[test]
+fn mcp_http_foreign_origin_or_host_is_403() {
+    let env = Env::new();
+    let http =
+        Http::start(&env, &["--listen", "0", "--allow-origin", "https://app.example:443"], &[]);
+    let body = initialize(json!({})).to_string();
+    let port = http.addr.rsplit(':').next().expect("port").to_owned();
+    for origin in
+        ["http://evil.example", "http://evil.example:80", "null", "https://app.example:444"]
+    {
+        let reply = http.send("POST", &[("Origin", origin)], &body);
+        assert_eq!(reply.status, 403, "{origin}: {reply:?}");
+    }
+    let local = format!("http://localhost:{port}");
+    for origin in [local.as_str(), "http://127.0.0.1:5173", "https://app.example"] {
+        let reply = http.send("POST", &[("Origin", origin)], &body);
+        assert_eq!(reply.status, 200, "{origin}: {reply:?}");
+    }
+    // A rebound name reaches the server with its own Host.
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example:{port}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    assert_eq!(read_reply(&mut stream).status, 403);
+}
+
+#[test]
+fn mcp_http_request_over_64_mib_is_413() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    // Declared: refused before a byte of the body is read.
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        http.addr,
+        (64 << 20) + 1
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 413, "{reply:?}");
+    assert_eq!(reply.body, "Payload Too Large: a request is at most 67108864 bytes");
+    // Chunked, no length declared: refused once the bound is passed.
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+        http.addr
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let mut writer = stream.try_clone().expect("clone");
+    let sender = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 20];
+        let framed =
+            [format!("{:x}\r\n", chunk.len()).into_bytes(), chunk, b"\r\n".to_vec()].concat();
+        for _ in 0..65 {
+            if writer.write_all(&framed).is_err() {
+                break;
+            }
+        }
+    });
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 413, "{reply:?}");
+    sender.join().expect("sender");
+    // The server serves on.
+    assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
+}
+
+#[test]
+fn mcp_http_two_sessions_keep_their_roots_and_jobs_apart() {
+    let env = Env::new();
+    let a = env.mkdir("a");
+    let b = env.mkdir("b");
+    let http = Http::start(&env, &["--listen", "0", "--profile", "full"], &[]);
+    let in_a = session_with_root(&http, &a);
+    let in_b = session_with_root(&http, &b);
+    let write = |session: &str, dir: &Path| {
+        let path = dir.join("note.txt");
+        http.call(session, 5, "file_write", json!({"file_path": path, "content": "x"}))
+    };
+    assert_eq!(write(&in_a, &a)["result"]["isError"], false);
+    assert_eq!(write(&in_b, &b)["result"]["isError"], false);
+    for (session, other) in [(&in_a, &b), (&in_b, &a)] {
+        let refused = write(session, other);
+        assert_eq!(
+            refused["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED",
+            "{refused}"
+        );
+    }
+    let job = http.call(
+        &in_a,
+        6,
+        "bash",
+        json!({"command": format!("cd {} && sleep 30", a.display()), "run_in_background": true}),
+    );
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    let jobs_of = |session: &str| {
+        let listed = http.call(session, 7, "job_list", json!({}));
+        listed["result"]["structuredContent"]["jobs"].as_array().expect("jobs").len()
+    };
+    assert_eq!(jobs_of(&in_a), 1);
+    assert_eq!(jobs_of(&in_b), 0);
+    let (status, _) = http.stop();
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Starts `sleeper` in `session` on a thread of its own (the answer comes
+/// only when the call ends); the pids of its shell and its sleep.
+fn start_sleeper(http: &Http, session: &str, env: &Env) -> Vec<i32> {
+    let pidfile = env.path("pids");
+    let file = pidfile.display();
+    let command = format!(
+        "sleep 30 & echo $! > {file}.tmp; echo $$ >> {file}.tmp; mv {file}.tmp {file}; wait"
+    );
+    let request = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}});
+    let (addr, session) = (http.addr.clone(), session.to_owned());
+    std::thread::spawn(move || {
+        let Ok(mut stream) = TcpStream::connect(&addr) else { return };
+        let body = request.to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.read_to_end(&mut Vec::new());
+    });
+    let deadline = Instant::now() + PATIENCE;
+    while !pidfile.exists() {
+        assert!(Instant::now() < deadline, "the call never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let text = std::fs::read_to_string(&pidfile).expect("pids");
+    text.lines().map(|l| l.trim().parse().expect("a pid")).collect()
+}
+
+/// Starts a job (`run_in_background`) of a `sleep 30` in `session`: the
+/// sleep's pid.
+fn start_job(http: &Http, session: &str, env: &Env) -> i32 {
+    let jobfile = env.path("job-pid");
+    let command = format!("sleep 30 & echo $! > {}; wait", jobfile.display());
+    let job = http.call(session, 2, "bash", json!({"command": command, "run_in_background": true}));
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let pid = std::fs::read_to_string(&jobfile).ok().and_then(|t| t.trim().parse().ok());
+        if let Some(pid) = pid {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "the job never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let session = http.session(json!({}));
+    let mut pids = start_sleeper(&http, &session, &env);
+    pids.push(start_job(&http, &session, &env));
+    let reply = http.send("DELETE", &[("Mcp-Session-Id", &session)], "");
+    assert_eq!(reply.status, 202, "{reply:?}");
+    assert_gone_within(&pids, PATIENCE);
+    let after = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
+#[test]
+fn mcp_http_sigterm_stops_every_call_and_job_and_exits_0() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let session = http.session(json!({}));
+    let mut pids = start_sleeper(&http, &session, &env);
+    pids.push(start_job(&http, &session, &env));
+    let (status, log) = http.stop();
+    assert_eq!(status.code(), Some(0), "{log:?}");
+    assert_gone_within(&pids, PATIENCE);
+    assert!(
+        log.contains(
+            &"ikigai-tools mcp: stopping (signal 15): ending every session's calls".to_owned()
+        ),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn mcp_http_access_log_has_one_line_per_request() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let session = http.session(json!({}));
+    let ping = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(ping.status, 200);
+    assert_eq!(http.send("GET", &[], "").status, 400);
+    let (_, log) = http.stop();
+    let requests: Vec<&String> = log.iter().filter(|l| l.contains(" /mcp ")).collect();
+    assert_eq!(requests.len(), 4, "{log:?}");
+    // ikigai-tools mcp: TIME PEER METHOD PATH session=ID STATUS BYTESB MSms RPC,
+    // the time in HTTP's format (`Thu, 26 Nov 2026 08:48:50 GMT`, 6 words).
+    let shape = |line: &str| -> Vec<String> {
+        let rest = line.strip_prefix("ikigai-tools mcp: ").expect("the prefix");
+        let words: Vec<&str> = rest.split(' ').collect();
+        assert_eq!(words.len(), 14, "{line}");
+        assert_eq!(words[5], "GMT", "{line}");
+        assert!(words[6].starts_with("127.0.0.1:"), "{line}");
+        assert!(words[11].strip_suffix('B').is_some_and(|n| n.parse::<u64>().is_ok()), "{line}");
+        assert!(words[12].strip_suffix("ms").is_some_and(|n| n.parse::<u64>().is_ok()), "{line}");
+        [words[7], words[8], words[9], words[10], words[13]].map(str::to_owned).to_vec()
+    };
+    let short = &session[..8];
+    let seen: Vec<Vec<String>> = requests.iter().map(|l| shape(l)).collect();
+    let expect = |m: &str, s: &str, status: &str, rpc: &str| {
+        [m, "/mcp", &format!("session={s}"), status, rpc].map(str::to_owned).to_vec()
+    };
+    assert_eq!(seen[0], expect("POST", short, "200", "initialize"));
+    assert_eq!(seen[1], expect("POST", short, "202", "notifications/initialized"));
+    assert_eq!(seen[2], expect("POST", short, "200", "ping"));
+    assert_eq!(seen[3], expect("GET", "-", "400", "-"));
+}
+
+#[test]
+fn mcp_http_off_loopback_any_host_name_is_served_with_the_token() {
+    let env = Env::new();
+    let secret = "tok-8c2e4b";
+    let http = Http::start(&env, &["--listen", "0.0.0.0:0"], &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
+    assert!(http.addr.starts_with("0.0.0.0:"), "{}", http.addr);
+    let port = http.addr.rsplit(':').next().expect("port").to_owned();
+    let body = initialize(json!({})).to_string();
+    let request = |authorization: &str| {
+        let mut stream = TcpStream::connect(format!("127.0.0.1:{port}")).expect("connect");
+        stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: workspace.example:{port}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Authorization: {authorization}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("write");
+        read_reply(&mut stream).status
+    };
+    // The name a remote host uses is not known here: the token guards.
+    assert_eq!(request(&format!("Bearer {secret}")), 200);
+    assert_eq!(request("Bearer guess"), 401);
+}
