@@ -629,3 +629,23 @@ fn mcp_http_off_loopback_any_host_name_is_served_with_the_token() {
     assert_eq!(request(&format!("Bearer {secret}")), 200);
     assert_eq!(request("Bearer guess"), 401);
 }
+
+/// A client that opens a connection and never finishes its headers (a
+/// slowloris) is cut off after the server's header wait (5 s), rather than
+/// holding the connection, and the server serves on.
+#[test]
+fn mcp_http_a_connection_that_never_finishes_its_headers_is_closed() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").expect("write a part");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let mut rest = Vec::new();
+    // Closed by the server (end of file, perhaps after a 408), not by the
+    // read timeout, which would be an error here.
+    stream.read_to_end(&mut rest).expect("the server closes the connection");
+    let reply = String::from_utf8_lossy(&rest);
+    assert!(reply.is_empty() || reply.starts_with("HTTP/1.1 408"), "{reply}");
+    let session = http.session(json!({}));
+    assert!(!session.is_empty());
+}

@@ -53,6 +53,9 @@ pub const MAX_REQUEST_BYTES: usize = 64 << 20;
 /// How long the shutdown waits for open connections to finish their answer
 /// once every call has been stopped.
 const CONNECTIONS_GRACE: Duration = Duration::from_secs(2);
+/// How long a connection may take to send a request's headers: a client
+/// that opens connections and trickles bytes (slowloris) holds none longer.
+pub const HEADER_WAIT: Duration = Duration::from_secs(5);
 
 /// What `mcp --listen` was told.
 pub struct Options {
@@ -167,6 +170,8 @@ async fn serve(
             async move { Ok::<_, Infallible>(handle(&shared, peer, request).await) }
         });
         let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_WAIT)
             .serve_connection(TokioIo::new(stream), handler);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
