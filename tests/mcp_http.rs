@@ -649,3 +649,28 @@ fn mcp_http_a_connection_that_never_finishes_its_headers_is_closed() {
     let session = http.session(json!({}));
     assert!(!session.is_empty());
 }
+
+/// `initialize` carrying only the stateless revision's `_meta` is a method
+/// that revision does not have: 404 and -32601, as the conformance suite's
+/// `sep-2575-http-server-method-not-found-404-initialize` expects (it was
+/// -32602, "malformed params").
+#[test]
+fn mcp_http_initialize_with_only_stateless_metadata_is_404_method_not_found() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let request =
+        json!({"jsonrpc": "2.0", "id": 500, "method": "initialize", "params": {"_meta": meta}});
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "initialize")];
+    let reply = http.send("POST", &headers, &request.to_string());
+    assert_eq!(reply.status, 404, "{reply:?}");
+    assert_eq!(
+        reply.answer(),
+        json!({"jsonrpc": "2.0", "id": 500, "error": {"code": -32601, "message":
+            "Method not found: initialize (revision 2026-07-28 has none; use server/discover)"}})
+    );
+}

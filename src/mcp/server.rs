@@ -94,8 +94,22 @@ impl ServerHandler for Server {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
+        // `initialize` carrying only the stateless revision's `_meta` (no
+        // `protocolVersion`): that revision has no `initialize`, so it is an
+        // unknown method there, on either transport (the conformance suite's
+        // `sep-2575-http-server-method-not-found-404-initialize`). A
+        // dual-era client's full `initialize` never comes here.
+        if request.method == "initialize" && stateless(&context) {
+            let revision =
+                context.meta.protocol_version().map(|v| v.to_string()).unwrap_or_default();
+            return Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: initialize (revision {revision} has none; use server/discover)"),
+                None,
+            ));
+        }
         if SERVED.contains(&request.method.as_str()) {
             let hint = if request.method == "tools/call" {
                 ": expected {\"name\": string, \"arguments\": object}"

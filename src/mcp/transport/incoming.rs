@@ -1,7 +1,7 @@
 //! A line from the client: the messages it holds for rmcp (requests with
 //! their ids mapped), and the replies the transport gives itself: a parse
 //! error, an invalid message, an id already in flight, a batch where the
-//! revision has none, `initialize` on the stateless revision.
+//! revision has none.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -14,7 +14,6 @@ use crate::mcp::tell;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
 /// The one revision whose spec has JSON-RPC batches.
 const BATCH_REVISION: &str = "2025-03-26";
 
@@ -109,10 +108,6 @@ fn one(
     let method = value.get("method").and_then(Value::as_str).map(str::to_owned);
     let raw = raw_id(text, &value);
     if let (Some(method), Some(raw)) = (&method, &raw) {
-        if let Some(reply) = stateless_initialize(method, &value, raw) {
-            replies.push(Reply::Own(reply));
-            return;
-        }
         let Some(internal) = in_flight.admit(raw, batch, method == "initialize") else {
             let message =
                 format!("Invalid Request: id {raw} is already in use by a request in flight");
@@ -166,22 +161,6 @@ fn raw_id(text: &[u8], value: &Value) -> Option<String> {
 fn raw_field<'a>(text: &'a [u8], name: &str) -> Option<&'a RawValue> {
     let mut object: HashMap<String, &RawValue> = serde_json::from_slice(text).ok()?;
     object.remove(name)
-}
-
-/// `initialize` carrying only the stateless revision's `_meta` (no
-/// `protocolVersion`): that revision has no `initialize`, so it is an
-/// unknown method there (the conformance suite's
-/// `sep-2575-http-server-method-not-found-404-initialize`). A dual-era
-/// client's full `initialize` is served as ever.
-fn stateless_initialize(method: &str, value: &Value, raw: &str) -> Option<String> {
-    if method != "initialize" || value.pointer("/params/protocolVersion").is_some() {
-        return None;
-    }
-    let revision =
-        value.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")?.as_str()?;
-    let message =
-        format!("Method not found: initialize (revision {revision} has none; use server/discover)");
-    Some(error_line(raw, METHOD_NOT_FOUND, &message))
 }
 
 fn invalid(raw: &str) -> String {
