@@ -30,6 +30,9 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
         return print_schema(tool, Profile::from_env());
     }
     let profile = Profile::from_env();
+    if let Some(tool) = plain_call(&argv, profile) {
+        return call(tool, None, &argv, profile);
+    }
     let matches = match app::command(profile).try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) => return clap_error(e, &argv, profile),
@@ -52,9 +55,7 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// One call of a tool: arguments from `$1` (shellclaw) or stdin (ikigai),
-/// one JSON object out. The call's context is read here, once, and handed
-/// to the tool.
+/// A tool named by clap's matches: its schema, or a call.
 fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> ExitCode {
     let Some(tool) = tools::find_in(name, profile) else {
         return unknown(name);
@@ -62,13 +63,25 @@ fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> 
     if m.get_flag(SCHEMA) || m.get_flag(DESCRIBE) {
         return print_schema(tool, profile);
     }
+    call(tool, m.get_one::<OsString>(ARGS).cloned(), argv, profile)
+}
+
+/// One call of a tool: arguments from `$1` (shellclaw) or stdin (ikigai),
+/// one JSON object out. The call's context is read here, once, and handed
+/// to the tool.
+fn call(
+    tool: &'static Tool,
+    arg: Option<OsString>,
+    argv: &[OsString],
+    profile: Profile,
+) -> ExitCode {
     // The process-wide signal settings of a tool run (a stop signal removes
     // a write's temporary file), before it reads its arguments. Not for the
     // host commands and the MCP server, which handle stop signals their way.
     crate::fs::signals::install();
     one_line_panics();
-    let (raw, dialect) = match m.get_one::<OsString>(ARGS) {
-        Some(arg) => (Ok(arg.clone().into_vec()), Dialect::Shellclaw),
+    let (raw, dialect) = match arg {
+        Some(arg) => (Ok(arg.into_vec()), Dialect::Shellclaw),
         None => (protocol::read_stdin(), Dialect::Ikigai),
     };
     // The default output limit depends on the name the tool was called by
@@ -81,6 +94,19 @@ fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> 
         echo(message);
     }
     ExitCode::success_if(!ending.failed)
+}
+
+/// A link called with nothing but its name, the JSON on stdin (ikigai):
+/// every call a host makes, and every call of the MCP server. Answered
+/// without clap, whose command tree of every tool's schema costs more than
+/// a small call itself (docs/PERFORMANCE.md); only a name clap would match
+/// (the command or an alias, as clap drops the directory and extension), so
+/// that the answer is clap's.
+fn plain_call(argv: &[OsString], profile: Profile) -> Option<&'static Tool> {
+    let [argv0] = argv else { return None };
+    let name = std::path::Path::new(argv0).file_stem()?.to_str()?;
+    let tool = tools::find_in(name, profile)?;
+    (tool.command == name || tool.aliases().iter().any(|a| a == name)).then_some(tool)
 }
 
 /// `TOOL --schema` (or `--describe`) through a link: the call a host makes
@@ -167,6 +193,49 @@ fn clap_error(e: clap::Error, argv: &[OsString], profile: Profile) -> ExitCode {
         _ => {
             let _ = e.print();
             ExitCode::UsageError
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::{app, plain_call};
+    use crate::profile::Profile;
+    use crate::tools;
+
+    /// The tool clap's multicall picks for `argv` = `[name]`, if any.
+    fn clap_tool(name: &str, profile: Profile) -> Option<&'static str> {
+        let matches = app::command(profile).try_get_matches_from([name]).ok()?;
+        let (applet, _) = matches.subcommand()?;
+        tools::find_in(applet, profile).map(|t| t.name)
+    }
+
+    #[test]
+    fn a_plain_call_skips_clap_for_exactly_the_names_clap_runs_as_a_tool() {
+        for profile in [Profile::Seed, Profile::Full] {
+            let mut names: Vec<String> = Vec::new();
+            for tool in tools::of(Profile::Full) {
+                for name in [tool.command.to_owned()].into_iter().chain(tool.aliases()) {
+                    names.extend([
+                        format!("/usr/libexec/ikigai/{name}"),
+                        format!("{name}.sh"),
+                        format!("{name}.sh.bak"),
+                        format!("{name}_tool"),
+                        name.to_uppercase(),
+                        name,
+                    ]);
+                }
+            }
+            names.extend(
+                ["ikigai-tools", "ikigai-tools-full", "cat", "", "catalog", "list"]
+                    .map(String::from),
+            );
+            for name in &names {
+                let fast = plain_call(&[OsString::from(name)], profile).map(|t| t.name);
+                assert_eq!(fast, clap_tool(name, profile), "{name} ({profile:?})");
+            }
         }
     }
 }

@@ -425,7 +425,11 @@ fn become_call(call: Call, sigchld: &SigSet) -> ! {
             127
         }
     };
-    std::process::exit(code)
+    // The answer is written and flushed (`protocol::finish`, `print`):
+    // nothing is left for exit's handlers (stdio, the loaded objects'
+    // destructors), which cost each call's process more than its work.
+    // SAFETY: _exit ends the process; it touches no memory of ours.
+    unsafe { libc::_exit(code) }
 }
 
 fn set_up(call: Call, sigchld: &SigSet) -> io::Result<OsString> {
