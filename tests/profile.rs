@@ -186,3 +186,28 @@ fn full_schemas_snapshot() {
         });
     }
 }
+
+/// The instructions of `initialize` name the tools of the server's profile,
+/// the full profile's job tools among them (they said "Six tools" to a
+/// model offered nine).
+#[test]
+fn mcp_instructions_name_every_tool_of_the_profile() {
+    for (args, profile) in [(&["--profile", "seed"][..], Profile::Seed), (&[][..], Profile::Full)] {
+        let env = Env::new();
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let mut session = Session::start_with(&env, &args);
+        let answer = session.request(1, "initialize", crate::mcp::initialize_params("2025-06-18"));
+        let names: Vec<&str> = ikigai_tools::tools::of(profile).map(|t| t.name).collect();
+        let mut expected = format!(
+            "Tools to act on this machine: {}. Each call runs in a process of its own.",
+            names.join(", ")
+        );
+        if profile == Profile::Full {
+            expected.push_str(
+                " A bash command still running when its call answers goes on as a job: \
+                 job_output reads it, job_kill stops it, job_list lists them.",
+            );
+        }
+        assert_eq!(answer["result"]["instructions"], expected.as_str(), "{profile:?}");
+    }
+}

@@ -65,10 +65,7 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(crate::BIN_NAME, env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Six tools to act on this machine: bash, file_read, file_write, file_edit, glob, \
-                 grep. Each call runs in a process of its own.",
-            )
+            .with_instructions(instructions(self.profile))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -206,6 +203,22 @@ impl Server {
             None => Err(CallToolResponse::InputRequired(ask_for_roots())),
         }
     }
+}
+
+/// What the server tells the model it offers: the tools of its profile, by
+/// name (the full profile's job tools among them).
+fn instructions(profile: Profile) -> String {
+    let names: Vec<&str> = crate::tools::of(profile).map(|t| t.name).collect();
+    let jobs = if profile.is_full() {
+        " A bash command still running when its call answers goes on as a job: job_output \
+         reads it, job_kill stops it, job_list lists them."
+    } else {
+        ""
+    };
+    format!(
+        "Tools to act on this machine: {}. Each call runs in a process of its own.{jobs}",
+        names.join(", ")
+    )
 }
 
 /// Whether the request comes inside a session begun with `initialize`:
