@@ -207,6 +207,21 @@ fn mcp_calls_the_spawner_is_gone_with_a_killed_server() {
     assert!(gone_within(spawner, PATIENCE), "the spawner {spawner} outlived its server");
 }
 
+/// A server killed outright (SIGKILL, which it cannot handle) leaves no
+/// call running: its spawner sees the server gone and stops every running
+/// call's group, as a cancellation does. They ran on to their end before.
+#[test]
+fn mcp_calls_a_killed_server_leaves_no_call_running() {
+    let env = Env::new();
+    let mut session = Session::initialized(&env);
+    let (a, b) = (env.path("pids-a"), env.path("pids-b"));
+    session.send(2, "tools/call", json!({"name": "bash", "arguments": sleeper(&a)}));
+    session.send(3, "tools/call", json!({"name": "bash", "arguments": sleeper(&b)}));
+    let pids: Vec<i32> = pids_of(&a).into_iter().chain(pids_of(&b)).collect();
+    kill(Pid::from_raw(session.pid()), Signal::SIGKILL).unwrap();
+    assert_gone_within(&pids, PATIENCE);
+}
+
 #[test]
 fn mcp_calls_when_the_spawner_dies_calls_are_spawned_as_before() {
     let env = Env::new();

@@ -243,8 +243,9 @@ async fn exchange(
 /// No `pre_exec` (a parent-death signal would need one): it turns std's
 /// posix_spawn (vfork) into fork + exec, which cost about 0.3 ms more CPU
 /// per call here and broke the speed target. The server stops its calls
-/// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; only a SIGKILL of
-/// the server leaves them to run to their end.
+/// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; a SIGKILL of the
+/// server leaves calls spawned this way (the spawner gone) to run to their
+/// end, where the spawner stops the calls it forked.
 fn spawn_in_own_group(
     tool: &Tool,
     profile: Profile,

@@ -42,6 +42,7 @@ use tokio::net::UnixStream;
 
 use super::tell;
 use crate::confine::ROOT_FDS_VAR;
+use crate::process::Group;
 
 /// The most root descriptors one call sends (the kernel takes at most 253
 /// descriptors in one message; three more travel with them).
@@ -260,7 +261,10 @@ fn serve_until_closed(socket: OwnedFd) -> io::Result<()> {
         }
         if call_ready {
             match receive(&socket, &mut buf)? {
-                Received::Closed => return Ok(()),
+                Received::Closed => {
+                    stop_every_call(&mut running);
+                    return Ok(());
+                }
                 Received::Malformed => {}
                 Received::Call(call) => start(call, &sigchld, &mut running),
             }
@@ -391,6 +395,16 @@ fn start(call: Call, sigchld: &SigSet, running: &mut HashMap<i32, OwnedFd>) {
             running.insert(child.as_raw(), call.answers);
         }
     }
+}
+
+/// The server is gone (killed outright: a server that ends stops its calls
+/// itself): nobody can read what the running calls answer, so they are
+/// stopped as a cancellation stops one, rather than left to run to their
+/// end (docs/MCP.md, "How a call runs").
+fn stop_every_call(running: &mut HashMap<i32, OwnedFd>) {
+    let groups: Vec<Group> =
+        running.keys().map(|&pid| Group::led_by(nix::unistd::Pid::from_raw(pid))).collect();
+    crate::process::group::stop_all(&groups, || reap(running));
 }
 
 /// Answers how every call's process that ended did.

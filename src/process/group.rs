@@ -63,28 +63,34 @@ impl Group {
     /// [`STOP_GRACE`] for it to end, SIGKILL, up to [`SETTLE_AFTER_KILL`]
     /// for the kill to land. `reap_leader` is called while waiting: a leader
     /// that is our child stays a member until it is reaped.
-    pub fn stop(self, mut reap_leader: impl FnMut()) {
-        self.terminate();
-        if self.wait_empty(STOP_GRACE, &mut reap_leader) {
-            return;
-        }
-        self.kill();
-        self.wait_empty(SETTLE_AFTER_KILL, &mut reap_leader);
+    pub fn stop(self, reap_leader: impl FnMut()) {
+        stop_all(&[self], reap_leader);
     }
+}
 
-    /// Waits until the group is empty or `limit` has passed; whether it is.
-    fn wait_empty(self, limit: std::time::Duration, reap_leader: &mut impl FnMut()) -> bool {
-        let deadline = Instant::now() + limit;
-        loop {
-            reap_leader();
-            if self.is_empty() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(TICK);
+/// Stops every group of `groups` as [`Group::stop`] does one, all at once:
+/// one grace for all of them, not one after another.
+pub fn stop_all(groups: &[Group], mut reap_leaders: impl FnMut()) {
+    groups.iter().for_each(|group| group.terminate());
+    if wait_empty(groups, STOP_GRACE, &mut reap_leaders) {
+        return;
+    }
+    groups.iter().for_each(|group| group.kill());
+    wait_empty(groups, SETTLE_AFTER_KILL, &mut reap_leaders);
+}
+
+/// Waits until every group is empty or `limit` has passed; whether they are.
+fn wait_empty(groups: &[Group], limit: std::time::Duration, reap: &mut impl FnMut()) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        reap();
+        if groups.iter().all(|group| group.is_empty()) {
+            return true;
         }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(TICK);
     }
 }
 
