@@ -470,11 +470,20 @@ fn status_kb(pid: i32, field: &str) -> Option<u64> {
 fn bounded_job(bytes: u64) {
     let jobs = Jobs::new();
     let vars = [("IKIGAI_TOOLS_MAX_OUTPUT", "65536")];
-    let command =
-        format!("yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c {bytes}; echo; echo end");
+    // The job prints once its first answer is in: on a loaded machine it
+    // could otherwise end before that answer, which then (rightly) reads
+    // as ended, without the note this test reads the job's id from.
+    let gate = jobs.env.path("go");
+    let command = format!(
+        "while [ ! -e {} ]; do sleep 0.01; done; \
+         yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c {bytes}; echo; echo end",
+        gate.display()
+    );
     let first =
         jobs.call_with("bash", json!({"command": command, "run_in_background": true}), &vars);
     let id = id_of(&first);
+    assert_eq!(first_output(&first), "", "nothing printed before the gate opened");
+    std::fs::write(&gate, "").unwrap();
     let dir = jobs.state.join("default").join(&id);
     let supervisor: i32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
     let (mut disk, mut rss) = (0, 0);
