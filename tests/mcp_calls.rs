@@ -235,6 +235,37 @@ fn mcp_calls_when_the_spawner_dies_calls_are_spawned_as_before() {
     assert_eq!(answer["result"]["structuredContent"], json!({"output": "still", "exit_code": 0}));
 }
 
+/// A call spawned anew once the spawner is gone runs with the settings a
+/// forked one gets (profile, session, images, output limit, roots: one list
+/// of them serves both), and stays confined to the roots.
+#[test]
+fn mcp_calls_a_call_spawned_without_the_spawner_gets_the_forked_one_settings() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let outside = env.write("outside.txt", "no\n");
+    let args: [&std::ffi::OsStr; 2] = ["--root".as_ref(), root.as_os_str()];
+    let mut session = Session::initialized_with(&env, &args, json!({}));
+    let settings =
+        json!({"command": "env | grep ^IKIGAI_TOOLS_ | grep -v ^IKIGAI_TOOLS_ROOT_FDS= | sort"});
+    let forked = session.call(2, "bash", settings.clone());
+    let (_, spawner) = parents(&mut session, 3);
+    kill(Pid::from_raw(spawner), Signal::SIGKILL).unwrap();
+    assert!(gone_within(spawner, PATIENCE));
+    let (_, parent) = parents(&mut session, 4);
+    assert_eq!(parent, session.pid(), "spawned by the server");
+    let spawned = session.call(5, "bash", settings);
+    let output = forked["result"]["structuredContent"]["output"].as_str().unwrap();
+    for name in ["PROFILE=full", "IMAGES=1", "MAX_OUTPUT=24000", "ROOTS=", "SESSION="] {
+        assert!(output.contains(&format!("IKIGAI_TOOLS_{name}")), "{name} in {output}");
+    }
+    assert_eq!(spawned["result"]["structuredContent"], forked["result"]["structuredContent"]);
+    let refused = session.call(6, "file_read", json!({"file_path": outside}));
+    assert_eq!(
+        refused["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED",
+        "{refused}"
+    );
+}
+
 /// On the stateless revision (2026-07-28) there is no session to keep the
 /// client's roots in, and no `roots/list_changed` to say they changed: the
 /// roots a call runs under are the ones its own request carries. A client

@@ -153,8 +153,9 @@ impl Calls {
         if self.shutdown.is_cancelled() {
             return Ok(Ended::Stopped);
         }
+        let request = self.request(tool, roots);
         let forked = match &self.spawner {
-            Some(spawner) => spawner.spawn(&self.request(tool, roots)).await?,
+            Some(spawner) => spawner.spawn(&request).await?,
             None => None,
         };
         if let Some(mut forked) = forked {
@@ -166,8 +167,7 @@ impl Calls {
             };
             return self.until_done(pgid, work, cancel).await;
         }
-        let mut child =
-            spawn_in_own_group(tool, self.profile, &self.session, roots, self.max_output)?;
+        let mut child = spawn_in_own_group(&request, roots)?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -182,12 +182,15 @@ impl Calls {
         self.until_done(pgid, work, cancel).await
     }
 
-    /// What the spawner is to set in the call's process: what
-    /// `spawn_in_own_group` sets in the spawned one.
+    /// The call's process as the spawner forks it, or `spawn_in_own_group`
+    /// spawns it: its name and the environment settings of the call.
     fn request<'a>(&'a self, tool: &'a Tool, roots: Option<&'a Allowed>) -> Request<'a> {
         let mut env = vec![
+            // The call runs in the profile the server lists its tools in.
             (PROFILE_VAR, OsStr::new(self.profile.name())),
             (crate::jobs::settings::SESSION_VAR, OsStr::new(self.session.as_str())),
+            // An MCP client takes image content: file_read may answer an
+            // image as one (full profile).
             (IMAGES_VAR, OsStr::new("1")),
             // The tool cuts its own answer, head, tail and marker (0: none).
             (MAX_OUTPUT_VAR, OsStr::new(self.max_output_var.as_str())),
@@ -235,10 +238,10 @@ async fn exchange(
     Ok(out)
 }
 
-/// Starts `tool` as a child of this binary, in a process group of its own,
-/// with piped stdin and stdout and the server's stderr, confined to `roots`
-/// when there are any (the tools take them from their environment and the
-/// descriptors it names).
+/// Starts the call `request` names as a child of this binary, in a process
+/// group of its own, with piped stdin and stdout and the server's stderr,
+/// confined to `roots` when there are any (the tools take them from their
+/// environment and the descriptors it names).
 ///
 /// No `pre_exec` (a parent-death signal would need one): it turns std's
 /// posix_spawn (vfork) into fork + exec, which cost about 0.3 ms more CPU
@@ -246,25 +249,12 @@ async fn exchange(
 /// itself on stdin's end and on SIGTERM, SIGINT or SIGHUP; a SIGKILL of the
 /// server leaves calls spawned this way (the spawner gone) to run to their
 /// end, where the spawner stops the calls it forked.
-fn spawn_in_own_group(
-    tool: &Tool,
-    profile: Profile,
-    session: &str,
-    roots: Option<&Allowed>,
-    max_output: Option<usize>,
-) -> io::Result<Child> {
+fn spawn_in_own_group(request: &Request, roots: Option<&Allowed>) -> io::Result<Child> {
     let mut command = Command::new("/proc/self/exe");
     command
         // argv[0] picks the tool, as a link in libexec/ikigai does.
-        .arg0(tool.command)
-        // The tool cuts its own answer, head, tail and marker (0: none).
-        .env(MAX_OUTPUT_VAR, max_output.unwrap_or(0).to_string())
-        // The call runs in the profile the server lists its tools in.
-        .env(PROFILE_VAR, profile.name())
-        .env(crate::jobs::settings::SESSION_VAR, session)
-        // An MCP client takes image content: file_read may answer an image
-        // as one (full profile).
-        .env(IMAGES_VAR, "1")
+        .arg0(request.argv0)
+        .envs(request.env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -275,7 +265,8 @@ fn spawn_in_own_group(
     // later calls (docs/MCP.md, "Confining a session").
     match roots {
         Some(roots) => {
-            command.env(ROOTS_VAR, roots.env_value()).env(ROOT_FDS_VAR, roots.fds_value());
+            // The names are among the request's variables.
+            command.env(ROOT_FDS_VAR, roots.fds_value());
             let _inheriting = roots.inherited()?;
             command.spawn()
         }
