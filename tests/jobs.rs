@@ -342,7 +342,12 @@ fn jobs_a_state_directory_someone_else_could_use_is_refused() {
     std::fs::set_permissions(&jobs.state, std::fs::Permissions::from_mode(0o755)).unwrap();
     let refused = jobs.call("job_list", json!({}));
     assert_eq!(refused["error_code"], "PERMISSION_DENIED", "{refused}");
-    assert!(refused["error"].as_str().unwrap().contains("mode 755 lets others in"), "{refused}");
+    let expected = format!(
+        "Permission denied: job state directory {} is open to other users (mode 755; 700 is \
+         needed); refusing to use it",
+        jobs.state.display()
+    );
+    assert_eq!(refused["error"], expected, "{refused}");
     // Never repaired: still 0755.
     let mode = std::fs::metadata(&jobs.state).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);

@@ -19,8 +19,6 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags};
-
 use super::Settings;
 use crate::error::ToolError;
 use crate::fs::digest::sha256_hex;
@@ -107,44 +105,20 @@ fn namespace_name(settings: &Settings) -> String {
 }
 
 /// Opens the directory `name` (in `parent`, or as a path), creating it
-/// mode 0700 if missing, and checks it is the caller's alone.
+/// mode 0700 if missing, and checks it is the caller's alone
+/// (`fs::private_dir`).
 fn private_dir(
     parent: Option<std::os::fd::BorrowedFd<'_>>,
     name: &Path,
 ) -> Result<OwnedFd, ToolError> {
     let at = parent.unwrap_or(rustix::fs::CWD);
-    let refuse = |why: String| {
-        ToolError::PermissionDenied(format!("job state directory {}: {why}", name.display()))
-    };
-    match rustix::fs::mkdirat(at, name, Mode::RWXU) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::EXIST => {}
-        Err(e) => return Err(refuse(format!("cannot create it: {}", io::Error::from(e)))),
-    }
-    let fd = rustix::fs::openat(
-        at,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| refuse(format!("cannot open it: {}", io::Error::from(e))))?;
-    let stat = rustix::fs::fstat(&fd).map_err(|e| refuse(io::Error::from(e).to_string()))?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
-        return Err(refuse("not a directory".to_owned()));
-    }
-    if stat.st_uid != rustix::process::geteuid().as_raw() {
-        return Err(refuse(format!(
-            "owned by uid {}, not by this user; refusing to use it",
-            stat.st_uid
-        )));
-    }
-    if stat.st_mode & 0o077 != 0 {
-        return Err(refuse(format!(
-            "mode {:o} lets others in (0700 expected); refusing to use it",
-            stat.st_mode & 0o7777
-        )));
-    }
-    Ok(fd)
+    crate::fs::private_dir::open_exact_at(at, name).map_err(|why| {
+        ToolError::PermissionDenied(format!(
+            "job state directory {} {}; refusing to use it",
+            name.display(),
+            why.describe()
+        ))
+    })
 }
 
 /// Whether `name` can be a job id: 32 lowercase hex digits.
