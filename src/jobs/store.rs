@@ -13,7 +13,8 @@
 //!   there is no moment when a job is neither ended nor supervised. Free
 //!   and no `exit`: the supervisor was killed (its guardian killed the
 //!   command), and the job counts as ended by SIGKILL;
-//! - `pid`: the supervisor's pid, for `job_kill` (checked against the lock).
+//! - `pid`: the supervisor's pid, for `job_kill`, which signals it only
+//!   once the process is proven the job's supervisor (`control`).
 //!
 //! Disk stays within 2 × `keep` however much the command prints, and a
 //! reader that comes late gets the head, a count of the bytes that were
@@ -179,6 +180,14 @@ impl Job {
             started: v["started"].as_u64()?,
             keep: v["keep"].as_u64()?.clamp(MIN_KEEP, MAX_KEEP),
         })
+    }
+
+    /// The identities (device, inode) of the job's directory and of its
+    /// lock: what its supervisor holds open.
+    pub fn identity(&self) -> Option<((u64, u64), (u64, u64))> {
+        let dir = rustix::fs::fstat(&self.dir).ok()?;
+        let lock = rustix::fs::fstat(self.open_file(LOCK, false).ok()?).ok()?;
+        Some(((dir.st_dev, dir.st_ino), (lock.st_dev, lock.st_ino)))
     }
 
     /// Whether the supervisor lives (holds the lock).
@@ -427,7 +436,7 @@ mod tests {
 
     fn namespace(dir: &std::path::Path) -> Namespace {
         let settings = Settings { state_dir: Some(dir.join("state")), ..Settings::default() };
-        Namespace::open(&settings).unwrap()
+        Namespace::open(&settings, None).unwrap()
     }
 
     /// What a reader from `from` gets, as text, with a limit above all

@@ -87,7 +87,8 @@ pub fn run_as_job(
     options: &Options,
     context: &Context,
 ) -> Outcome {
-    let ns = Namespace::open(&context.jobs)?;
+    // Refused where a confined command could write the state directory.
+    let ns = Namespace::open(&context.jobs, context.roots()?)?;
     control::sweep(&ns, &context.jobs);
     let keep = context.max_output.map_or(MAX_KEEP, |l| l as u64).clamp(MIN_KEEP, MAX_KEEP);
     let workdir = if confined.is_some() { None } else { options.workdir.clone() };
