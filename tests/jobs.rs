@@ -1187,3 +1187,51 @@ fn jobs_a_squatted_private_dir_name_does_not_stop_bash() {
         assert_eq!(std::fs::read_dir(tmp.join(name)).unwrap().count(), 0, "{name}");
     }
 }
+
+/// Issue 23, 10: `timeout: 9223372036854775807` overflowed the
+/// supervisor's deadline: it panicked, and the call answered exit_code 137
+/// with the output lost. Any timeout past a year counts as a year.
+#[test]
+fn jobs_a_huge_timeout_answers_instead_of_panicking() {
+    let jobs = Jobs::new();
+    for timeout in [json!(i64::MAX), json!(u64::MAX), json!(1e300), json!(31_536_001)] {
+        // Still running when the supervisor first looks at its deadline.
+        let answer =
+            jobs.call("bash", json!({"command": "sleep 0.3; echo hi", "timeout": timeout}));
+        assert_eq!(answer, json!({"output": "hi", "exit_code": 0}), "timeout {timeout}");
+    }
+    let answer = jobs.call("bash", json!({"command": "echo hi", "timeout": 0.5}));
+    assert_eq!(
+        answer,
+        json!({"error": "parameter timeout must be an integer", "error_code": "INVALID_ARG"})
+    );
+    // In the background too, where the deadline is watched for longer.
+    let answer = jobs.call(
+        "bash",
+        json!({"command": "sleep 1; echo late", "timeout": i64::MAX, "run_in_background": true}),
+    );
+    let (output, last) = jobs.read_to_end(&id_of(&answer), &[]);
+    assert_eq!(
+        (output_so_far(&answer) + &output, &last["exit_code"]),
+        ("late\n".to_owned(), &json!(0))
+    );
+}
+
+/// Issue 23, 10: a 30 MB background command left a 30 MB `meta` in the
+/// state directory for the time to live. A job keeps the first 4 KiB of
+/// its command (job_list shows 200 bytes).
+#[test]
+fn jobs_a_huge_background_command_keeps_a_bounded_meta() {
+    let jobs = Jobs::new();
+    // Larger than the kernel passes as one argument: it fails to start, as
+    // the 30 MB one did, and its job stays until read.
+    let command = format!("echo {}", "x".repeat(1 << 20));
+    let answer = jobs.call("bash", json!({"command": command, "run_in_background": true}));
+    let id = id_of(&answer);
+    let meta = std::fs::metadata(jobs.state.join("default").join(&id).join("meta")).unwrap().len();
+    assert!(meta <= 4096 + 64, "meta is {meta} bytes");
+    let listed = jobs.call("job_list", json!({}));
+    assert_eq!(listed["jobs"][0]["command"], format!("{}…", &command[..200]), "{listed}");
+    let (_, last) = jobs.read_to_end(&id, &[]);
+    assert_eq!(last["exit_code"], 127, "{last}");
+}

@@ -208,12 +208,7 @@ pub fn list(
         let ended = job.ended();
         let mut command = meta.command;
         if command.len() > COMMAND_SHOWN {
-            let mut cut = COMMAND_SHOWN;
-            while !command.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            command.truncate(cut);
-            command.push('…');
+            command = format!("{}…", store::cut_at_char(&command, COMMAND_SHOWN));
         }
         let mut row = vec![
             ("job_id", Field::Text(id.into_bytes())),

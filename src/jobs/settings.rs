@@ -21,8 +21,10 @@ pub const SESSION_VAR: &str = "IKIGAI_TOOLS_SESSION";
 const DEFAULT_YIELD: Duration = Duration::from_secs(20);
 /// A job nobody reads for a day is ended.
 const DEFAULT_TTL: Duration = Duration::from_secs(24 * 3600);
-/// The longest of either taken: a year.
+/// The longest of either taken, and the longest `timeout` of a command: a
+/// year.
 const MAX_SECS: f64 = 365.0 * 86_400.0;
+pub const LONGEST: Duration = Duration::from_secs(MAX_SECS as u64);
 
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
