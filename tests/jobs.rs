@@ -102,6 +102,14 @@ fn note(id: &str) -> String {
     )
 }
 
+/// What a job's first answer printed, without the note if it has one
+/// (a background job may have ended by its first answer).
+fn output_so_far(answer: &Value) -> String {
+    let id = id_of(answer);
+    let output = answer["output"].as_str().unwrap_or_else(|| panic!("{answer}"));
+    output.strip_suffix(&note(&id)).unwrap_or(output).to_owned()
+}
+
 /// What a job's first answer printed, without the note.
 fn first_output(answer: &Value) -> String {
     let id = id_of(answer);
@@ -342,7 +350,12 @@ fn jobs_a_state_directory_someone_else_could_use_is_refused() {
     std::fs::set_permissions(&jobs.state, std::fs::Permissions::from_mode(0o755)).unwrap();
     let refused = jobs.call("job_list", json!({}));
     assert_eq!(refused["error_code"], "PERMISSION_DENIED", "{refused}");
-    assert!(refused["error"].as_str().unwrap().contains("mode 755 lets others in"), "{refused}");
+    let expected = format!(
+        "Permission denied: job state directory {} is open to other users (mode 755; 700 is \
+         needed); refusing to use it",
+        jobs.state.display()
+    );
+    assert_eq!(refused["error"], expected, "{refused}");
     // Never repaired: still 0755.
     let mode = std::fs::metadata(&jobs.state).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);
@@ -893,4 +906,332 @@ fn find_dir(dir: &Path, name: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+// ---------------------------------------------------------------------------
+// Issue 23: jobs the sandbox cannot forge.
+
+/// Makes a job directory by hand in the namespace directory `ns`, as
+/// whoever can write the state directory could: its `pid` file names
+/// `pid`, and its lock is held by the returned file (by this test
+/// process, not by `pid`). Its id.
+fn forge_job(ns: &Path, pid: u32) -> (String, nix::fcntl::Flock<std::fs::File>) {
+    use std::os::unix::fs::DirBuilderExt;
+    let id = format!("{:032x}", u128::from(pid) << 64 | 0xf0f0);
+    let dir = ns.join(&id);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    let meta = json!({"command": "sleep 300", "started": 1, "keep": 65536});
+    std::fs::write(dir.join("meta"), meta.to_string()).unwrap();
+    for name in ["head", "ring", "count", "cursor"] {
+        std::fs::write(dir.join(name), "").unwrap();
+    }
+    std::fs::write(dir.join("pid"), pid.to_string()).unwrap();
+    let lock = std::fs::File::create(dir.join("lock")).unwrap();
+    let held = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).unwrap();
+    (id, held)
+}
+
+/// A process of the test's own, outside every sandbox: what a forged job
+/// names. Whether it still runs (it is reaped if not).
+fn still_runs(child: &mut std::process::Child) -> bool {
+    child.try_wait().unwrap().is_none()
+}
+
+/// Break 3: a job directory forged where the tools keep jobs, naming a
+/// process outside (here one the test started) and with its lock held, is
+/// never signalled: neither by `job_kill` nor when the MCP session whose
+/// namespace holds it ends. Only a process proven the job's supervisor is.
+#[test]
+fn jobs_a_forged_job_naming_an_outside_pid_is_never_signalled() {
+    let jobs = Jobs::new();
+    let mut outside = std::process::Command::new("sleep").arg("300").spawn().unwrap();
+    // The namespace exists once a job tool has looked.
+    assert_eq!(jobs.call("job_list", json!({})), json!({"jobs": []}));
+    let (id, _lock) = forge_job(&jobs.state.join("default"), outside.id());
+    let listed = jobs.call("job_list", json!({}));
+    assert_eq!(listed["jobs"][0]["state"], "running", "{listed}");
+    let answer = jobs.call("job_kill", json!({"job_id": id}));
+    assert!(still_runs(&mut outside), "job_kill signalled the outside process: {answer}");
+    assert_eq!(answer, json!({"job_id": id, "running": true}));
+
+    // The same in an MCP session's namespace, ended with the session.
+    let env = &jobs.env;
+    let state = jobs.state.to_str().unwrap();
+    let mut session = Session::start_with_vars(env, &[], &[("IKIGAI_TOOLS_STATE_DIR", state)]);
+    session.request(1, "initialize", crate::mcp::initialize_params("2025-06-18"));
+    session
+        .send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    let pidfile = env.path("pids");
+    let command = with_pids(&pidfile, "sleep 300");
+    let real = session.call(2, "bash", json!({"command": command, "run_in_background": true}));
+    let real_id = id_of(&real["result"]["structuredContent"]);
+    let real_pids = pids_in(&pidfile, 2);
+    let ns = find_dir(&jobs.state, &real_id).unwrap().parent().unwrap().to_path_buf();
+    let (_, _lock) = forge_job(&ns, outside.id());
+    session.end();
+    assert_gone_within(&real_pids, PATIENCE);
+    assert!(still_runs(&mut outside), "the session's end signalled the outside process");
+    let _ = outside.kill();
+    let _ = outside.wait();
+}
+
+/// Break 3: a state directory a confined command of the call may write —
+/// beneath one of its roots (named, or the default in a `TMPDIR` that is a
+/// root), or beneath the sandbox's private temporary directory — is refused
+/// for every job tool and for bash calls that would make a job, naming the
+/// directory, the root and what to set.
+#[test]
+fn jobs_a_state_dir_beneath_a_root_is_refused() {
+    let jobs = Jobs::new();
+    let work = jobs.env.work();
+    let work_real = work.canonicalize().unwrap();
+    let state = work.join("state");
+    let roots = [("IKIGAI_TOOLS_ROOTS", work.to_str().unwrap())];
+    let refusal = |dir: &Path, place: &str| {
+        json!({
+            "error": format!(
+                "Permission denied: job state directory {} {place}, where a confined command may \
+                 write (and forge or change jobs); set IKIGAI_TOOLS_STATE_DIR (or XDG_RUNTIME_DIR) \
+                 to a directory outside the allowed roots and the sandbox's temporary directory",
+                dir.display()
+            ),
+            "error_code": "PERMISSION_DENIED"
+        })
+    };
+    let beneath_work =
+        refusal(&state, &format!("lies beneath allowed root {}", work_real.display()));
+    let vars = [roots[0], ("IKIGAI_TOOLS_STATE_DIR", state.to_str().unwrap())];
+    for (tool, args) in [
+        ("bash", json!({"command": "echo hi", "run_in_background": true})),
+        ("bash", json!({"command": "echo hi"})),
+        ("job_list", json!({})),
+        ("job_output", json!({"job_id": "0".repeat(32)})),
+        ("job_kill", json!({"job_id": "0".repeat(32)})),
+    ] {
+        assert_eq!(jobs.call_with(tool, args.clone(), &vars), beneath_work, "{tool} {args}");
+    }
+    // Without a yield a confined bash call makes no job: it runs.
+    let answer = jobs.call_with(
+        "bash",
+        json!({"command": "echo hi"}),
+        &[vars[0], vars[1], ("IKIGAI_TOOLS_YIELD", "0")],
+    );
+    assert_eq!(answer, json!({"output": "hi", "exit_code": 0}));
+
+    // The default, in a TMPDIR that is a root, with no runtime directory.
+    let tmp = jobs.env.beside("tmp");
+    let tmp_real = tmp.canonicalize().unwrap();
+    let both = format!("{}:{}", work.display(), tmp.display());
+    let vars = [
+        ("IKIGAI_TOOLS_ROOTS", both.as_str()),
+        ("IKIGAI_TOOLS_STATE_DIR", ""),
+        ("XDG_RUNTIME_DIR", ""),
+        ("TMPDIR", tmp.to_str().unwrap()),
+    ];
+    let uid = nix::unistd::Uid::effective();
+    let default = tmp.join(format!("ikigai-tools-jobs-{uid}"));
+    let beneath_tmp =
+        refusal(&default, &format!("lies beneath allowed root {}", tmp_real.display()));
+    let answer =
+        jobs.call_with("bash", json!({"command": "echo hi", "run_in_background": true}), &vars);
+    assert_eq!(answer, beneath_tmp);
+    assert_eq!(jobs.call_with("job_list", json!({}), &vars), beneath_tmp);
+
+    // Beneath the private temporary directory: refused, confined or not.
+    let private = tmp.join(format!("ikigai-tools-{uid}"));
+    let inside = private.join("state");
+    let vars =
+        [("IKIGAI_TOOLS_STATE_DIR", inside.to_str().unwrap()), ("TMPDIR", tmp.to_str().unwrap())];
+    let answer = jobs.call_with(
+        "bash",
+        json!({"command": "echo made"}),
+        &[vars[0], vars[1], ("IKIGAI_TOOLS_YIELD", "0"), roots[0]],
+    );
+    assert_eq!(answer, json!({"output": "made", "exit_code": 0}), "the private directory made");
+    let beneath_private = refusal(
+        &inside,
+        &format!("lies beneath the sandbox's temporary directory {}", private.display()),
+    );
+    assert_eq!(jobs.call_with("job_list", json!({}), &vars), beneath_private);
+    assert_eq!(
+        jobs.call_with("bash", json!({"command": "echo hi", "run_in_background": true}), &vars),
+        beneath_private
+    );
+
+    // Outside them all (the test's own state directory): jobs work.
+    let answer =
+        jobs.call_with("bash", json!({"command": "echo hi", "run_in_background": true}), &roots);
+    let (output, _) = jobs.read_to_end(&id_of(&answer), &roots);
+    assert_eq!(output_so_far(&answer) + &output, "hi\n");
+}
+
+/// Break 3: with `TMPDIR` set empty, Rust's temporary directory is "",
+/// and the default state directory was made relative: in the working
+/// directory, beneath a root. Never relative: an empty or relative
+/// `TMPDIR` or `XDG_RUNTIME_DIR` counts as unset, and a relative
+/// `IKIGAI_TOOLS_STATE_DIR` is refused.
+#[test]
+fn jobs_an_empty_tmpdir_never_makes_a_relative_state_dir() {
+    let jobs = Jobs::new();
+    let work = jobs.env.work();
+    for (tmpdir, runtime) in [("", ""), ("relative", "run")] {
+        let vars = [
+            ("IKIGAI_TOOLS_ROOTS", work.to_str().unwrap()),
+            ("IKIGAI_TOOLS_STATE_DIR", ""),
+            ("XDG_RUNTIME_DIR", runtime),
+            ("TMPDIR", tmpdir),
+            ("IKIGAI_AGENT_ID", "an-empty-tmpdir-test"),
+        ];
+        let answer =
+            jobs.call_with("bash", json!({"command": "echo hi", "run_in_background": true}), &vars);
+        let id = id_of(&answer);
+        let made: Vec<_> =
+            std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(made.is_empty(), "made in the working directory: {made:?}");
+        let uid = nix::unistd::Uid::effective();
+        let under_tmp = std::fs::read_dir("/tmp")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name().to_string_lossy().starts_with(&format!("ikigai-tools-jobs-{uid}"))
+            })
+            .any(|e| find_dir(&e.path(), &id).is_some());
+        assert!(under_tmp, "job {id} not under /tmp");
+        let (output, _) = jobs.read_to_end(&id, &vars);
+        assert_eq!(output_so_far(&answer) + &output, "hi\n");
+    }
+    let answer = jobs.call_with("job_list", json!({}), &[("IKIGAI_TOOLS_STATE_DIR", "state")]);
+    assert_eq!(
+        answer,
+        json!({
+            "error": "Permission denied: job state directory state: IKIGAI_TOOLS_STATE_DIR must be \
+                      an absolute path (a relative one names another directory in each working \
+                      directory); set it to one",
+            "error_code": "PERMISSION_DENIED"
+        })
+    );
+    assert!(!work.join("state").exists());
+}
+
+/// Issue 23, 10: another user who makes `ikigai-tools-UID` or
+/// `ikigai-tools-jobs-UID` first in a shared temporary directory stopped
+/// every confined and every full-profile bash call of the user (refused as
+/// not the user's, rightly). Someone else's directory is still never used,
+/// but the user gets one of their own beside it, found again by later calls.
+#[test]
+fn jobs_a_squatted_private_dir_name_does_not_stop_bash() {
+    if !is_root() {
+        return skipped("needs root to make directories another user owns");
+    }
+    let env = Env::new();
+    for tool in ["bash", "job_output"] {
+        env.link(tool);
+    }
+    let tmp = env.beside("tmp");
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // Root squats nobody's names.
+    for name in ["ikigai-tools-65534", "ikigai-tools-jobs-65534"] {
+        std::fs::create_dir(tmp.join(name)).unwrap();
+        std::fs::set_permissions(tmp.join(name), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let run = |tool: &str, args: Value, vars: &[(&str, &str)]| -> Value {
+        let mut call = env
+            .cmd(tool)
+            .as_nobody()
+            .env("TMPDIR", &tmp)
+            .env("XDG_RUNTIME_DIR", "")
+            .env("IKIGAI_TOOLS_STATE_DIR", "");
+        for (k, v) in vars {
+            call = call.env(k, v);
+        }
+        let ran = call.stdin(args.to_string()).run();
+        assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+        ran.json()
+    };
+    let work = env.work();
+    let confined = [("IKIGAI_TOOLS_ROOTS", work.to_str().unwrap())];
+    let first = run("bash", json!({"command": "echo \"$TMPDIR\""}), &confined);
+    let own = first["output"].as_str().unwrap_or_else(|| panic!("{first}")).to_owned();
+    let prefix = format!("{}/ikigai-tools-65534.", tmp.display());
+    assert!(own.starts_with(&prefix), "{first}");
+    let again = run("bash", json!({"command": "echo \"$TMPDIR\""}), &confined);
+    assert_eq!(again, json!({"output": own, "exit_code": 0}), "found again");
+    // The full profile's job path, unconfined, with its default state
+    // directory in the same place.
+    let full = [("IKIGAI_TOOLS_PROFILE", "full"), ("IKIGAI_TOOLS_YIELD", "1")];
+    let answer = run("bash", json!({"command": "echo hi"}), &full);
+    assert_eq!(answer, json!({"output": "hi", "exit_code": 0}));
+    let answer = run("bash", json!({"command": "sleep 1.5; echo later"}), &full);
+    let id = id_of(&answer);
+    let mut output = output_so_far(&answer);
+    let last = loop {
+        let read = run("job_output", json!({"job_id": id, "wait": 10}), &full);
+        output.push_str(read["output"].as_str().unwrap_or_else(|| panic!("{read}")));
+        if read["running"] == false {
+            break read;
+        }
+    };
+    assert_eq!((output.as_str(), &last["exit_code"]), ("later\n", &json!(0)), "{last}");
+    let owned_by_nobody = |name: &str| {
+        std::fs::read_dir(&tmp).unwrap().flatten().any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(name) && n.len() == name.len() + 6 && {
+                use std::os::unix::fs::MetadataExt;
+                e.metadata().unwrap().uid() == 65534
+            }
+        })
+    };
+    assert!(owned_by_nobody("ikigai-tools-jobs-65534."));
+    // The squatter's directories: untouched, unused.
+    for name in ["ikigai-tools-65534", "ikigai-tools-jobs-65534"] {
+        assert_eq!(std::fs::read_dir(tmp.join(name)).unwrap().count(), 0, "{name}");
+    }
+}
+
+/// Issue 23, 10: `timeout: 9223372036854775807` overflowed the
+/// supervisor's deadline: it panicked, and the call answered exit_code 137
+/// with the output lost. Any timeout past a year counts as a year.
+#[test]
+fn jobs_a_huge_timeout_answers_instead_of_panicking() {
+    let jobs = Jobs::new();
+    for timeout in [json!(i64::MAX), json!(u64::MAX), json!(1e300), json!(31_536_001)] {
+        // Still running when the supervisor first looks at its deadline.
+        let answer =
+            jobs.call("bash", json!({"command": "sleep 0.3; echo hi", "timeout": timeout}));
+        assert_eq!(answer, json!({"output": "hi", "exit_code": 0}), "timeout {timeout}");
+    }
+    let answer = jobs.call("bash", json!({"command": "echo hi", "timeout": 0.5}));
+    assert_eq!(
+        answer,
+        json!({"error": "parameter timeout must be an integer", "error_code": "INVALID_ARG"})
+    );
+    // In the background too, where the deadline is watched for longer.
+    let answer = jobs.call(
+        "bash",
+        json!({"command": "sleep 1; echo late", "timeout": i64::MAX, "run_in_background": true}),
+    );
+    let (output, last) = jobs.read_to_end(&id_of(&answer), &[]);
+    assert_eq!(
+        (output_so_far(&answer) + &output, &last["exit_code"]),
+        ("late\n".to_owned(), &json!(0))
+    );
+}
+
+/// Issue 23, 10: a 30 MB background command left a 30 MB `meta` in the
+/// state directory for the time to live. A job keeps the first 4 KiB of
+/// its command (job_list shows 200 bytes).
+#[test]
+fn jobs_a_huge_background_command_keeps_a_bounded_meta() {
+    let jobs = Jobs::new();
+    // Larger than the kernel passes as one argument: it fails to start, as
+    // the 30 MB one did, and its job stays until read.
+    let command = format!("echo {}", "x".repeat(1 << 20));
+    let answer = jobs.call("bash", json!({"command": command, "run_in_background": true}));
+    let id = id_of(&answer);
+    let meta = std::fs::metadata(jobs.state.join("default").join(&id).join("meta")).unwrap().len();
+    assert!(meta <= 4096 + 64, "meta is {meta} bytes");
+    let listed = jobs.call("job_list", json!({}));
+    assert_eq!(listed["jobs"][0]["command"], format!("{}…", &command[..200]), "{listed}");
+    let (_, last) = jobs.read_to_end(&id, &[]);
+    assert_eq!(last["exit_code"], 127, "{last}");
 }

@@ -115,8 +115,9 @@ pub const JOB_ENVIRONMENT: &[EnvVar] = &[
         name: "IKIGAI_TOOLS_STATE_DIR",
         tools: &["bash", "job_output", "job_kill", "job_list"],
         host: false,
-        text: "Where jobs are kept: a directory of this user's, mode 0700 (default \
-               $XDG_RUNTIME_DIR/ikigai-tools, else ikigai-tools-UID in the temporary directory)",
+        text: "Where jobs are kept: an absolute path, a directory of this user's, mode 0700, \
+               outside the allowed roots (default $XDG_RUNTIME_DIR/ikigai-tools, else \
+               ikigai-tools-jobs-UID in the temporary directory)",
     },
     EnvVar {
         name: "IKIGAI_TOOLS_JOB_TTL",

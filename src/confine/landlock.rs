@@ -2,7 +2,7 @@
 //!
 //! Everything stays readable and executable; writing (creating, removing,
 //! renaming, truncating, device ioctls) is allowed only beneath the roots,
-//! the sandbox's private temporary directory (`temp::open_private`, not the
+//! the sandbox's private temporary directory (`temp::open_sandbox_temp`, not the
 //! whole of `$TMPDIR`: a root under `/tmp` could otherwise be renamed away
 //! and replaced by a link) and a few devices every program may write:
 //! `/dev/null`, `/dev/zero`, `/dev/full` and `/dev/tty` (bash runs without
@@ -78,12 +78,15 @@ pub struct Sandbox {
 impl Sandbox {
     /// Builds the ruleset for `roots`, with TCP open when `network`.
     pub fn prepare(roots: &Roots, network: bool) -> Result<Sandbox, ConfineError> {
-        Sandbox::prepare_with_tmp(roots, network, &temp::sandbox_temp_dir())
+        let kernel_abi = probe::require_landlock(network)?;
+        let temp = temp::open_sandbox_temp()?;
+        Sandbox::prepare_in(roots, network, kernel_abi, &temp.path, temp.fd)
     }
 
-    /// `prepare` with the private temporary directory given: made mode 700
-    /// when missing, refused unless private (`temp::open_private`). A root
-    /// inside it is refused: the command may rename what is there.
+    /// `prepare` with the private temporary directory given (the tests'):
+    /// made mode 700 when missing, refused unless private
+    /// (`temp::open_private`).
+    #[cfg(test)]
     pub fn prepare_with_tmp(
         roots: &Roots,
         network: bool,
@@ -91,6 +94,19 @@ impl Sandbox {
     ) -> Result<Sandbox, ConfineError> {
         let kernel_abi = probe::require_landlock(network)?;
         let temp_fd = temp::open_private(tmp)?;
+        Sandbox::prepare_in(roots, network, kernel_abi, tmp, temp_fd)
+    }
+
+    /// The ruleset, with the private temporary directory `tmp` checked
+    /// already (held by `temp_fd`). A root inside it is refused: the
+    /// command may rename what is there.
+    fn prepare_in(
+        roots: &Roots,
+        network: bool,
+        kernel_abi: i32,
+        tmp: &Path,
+        temp_fd: OwnedFd,
+    ) -> Result<Sandbox, ConfineError> {
         let temp_real = real_path(temp_fd.as_fd()).unwrap_or_else(|| tmp.to_path_buf());
         for root in roots.roots() {
             if root.path().starts_with(&temp_real) || root.path().starts_with(tmp) {

@@ -13,6 +13,8 @@
 //! - `seccomp`: the filter that leaves confined commands Unix sockets
 //!   only when the network is shut;
 //! - `temp`: the sandbox's private temporary directory;
+//! - `reach`: whether a directory lies where a confined command may write
+//!   (beneath a root or the private temporary directory), by identity;
 //! - `probe`: what the kernel offers, and the refusals when it lacks it;
 //! - `error`: why something was refused, and its tool error.
 //!
@@ -23,6 +25,7 @@ pub mod error;
 pub mod landlock;
 pub mod namespace;
 pub mod probe;
+pub mod reach;
 pub mod roots;
 pub mod seccomp;
 pub mod temp;

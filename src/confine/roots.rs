@@ -158,11 +158,10 @@ fn id_of(fd: &OwnedFd) -> std::io::Result<Id> {
 }
 
 /// The sandbox's private temporary directory, by identity, if it exists: a
-/// confined command may write beneath it (`temp::sandbox_temp_dir`).
+/// confined command may write beneath it (`temp::find_sandbox_temp`).
 fn sandbox_temp_id() -> Option<(Id, PathBuf)> {
-    let dir = super::temp::sandbox_temp_dir();
-    let stat = rustix::fs::stat(&dir).ok()?;
-    Some(((stat.st_dev, stat.st_ino), dir))
+    let dir = super::temp::find_sandbox_temp()?;
+    Some((id_of(&dir.fd).ok()?, dir.path))
 }
 
 /// Of roots resolved by name, those that may stand: a root some lookup of

@@ -6,20 +6,23 @@
 //! (docs/CONFINEMENT.md). It gets a directory of its own
 //! user's instead, `ikigai-tools-UID` in the temporary directory, which it
 //! may write beneath but not rename, and which is its `TMPDIR`: what one
-//! call leaves there, the next finds.
+//! call leaves there, the next finds. It is the user's, not a call's: every
+//! confined call of the user with the same temporary directory shares it,
+//! whatever its session or agent.
 //!
 //! Fail closed: the directory is used only when it is a real directory
 //! (not a link), owned by the effective user, with no group or other
-//! permission bits; anything else (a directory another user made first in
-//! a shared `/tmp`) is refused with what is wrong.
+//! permission bits. One the user made wrong is refused with what is wrong;
+//! one another user made first in a shared `/tmp` is passed over for
+//! `ikigai-tools-UID.XXXXXX`, the user's own (`fs::private_dir`), so that
+//! nobody can stop another user's confined calls by squatting the name.
 
+#[cfg(test)]
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{fstat, mkdir, open, FileType, Mode, OFlags};
-use rustix::io::Errno;
-
 use super::error::ConfineError;
+use crate::fs::private_dir::{self, PrivateDir};
 
 /// `$TMPDIR` when it is an absolute path, else `/tmp`: where the private
 /// directory is made.
@@ -30,52 +33,38 @@ pub fn base_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/tmp"))
 }
 
-/// The sandbox's private temporary directory (not created here).
-pub fn sandbox_temp_dir() -> PathBuf {
-    base_dir().join(format!("ikigai-tools-{}", rustix::process::geteuid().as_raw()))
+/// The fixed name of the private directory: `ikigai-tools-UID`.
+fn name() -> String {
+    format!("ikigai-tools-{}", rustix::process::geteuid().as_raw())
 }
 
-/// The private directory at `path` (`sandbox_temp_dir`), created (mode
-/// 0700) if missing, and a descriptor of it; refused unless it is a
-/// directory of the effective user's own that no one else may enter.
+/// The sandbox's private temporary directory, made if need be: its path
+/// and a descriptor it was checked through.
+pub fn open_sandbox_temp() -> Result<PrivateDir, ConfineError> {
+    let base = base_dir();
+    private_dir::open_own(&base, &name()).map_err(|why| refusal(&base.join(name()), &why))
+}
+
+/// The sandbox's private temporary directory if there is one (nothing is
+/// made): what a confined command may write besides its roots.
+pub fn find_sandbox_temp() -> Option<PrivateDir> {
+    private_dir::find_own(&base_dir(), &name())
+}
+
+/// The private directory at exactly `path`, made (mode 0700) if missing;
+/// refused unless it is a directory of the effective user's own that no
+/// one else may enter (the tests' own directories).
+#[cfg(test)]
 pub fn open_private(path: &Path) -> Result<OwnedFd, ConfineError> {
-    let refuse = |why: String| {
-        ConfineError::Unsupported(format!(
-            "the sandbox's temporary directory {} {why}",
-            path.display()
-        ))
-    };
-    match mkdir(path, Mode::RWXU) {
-        Ok(()) | Err(Errno::EXIST) => {}
-        Err(e) => return Err(refuse(format!("cannot be made ({})", std::io::Error::from(e)))),
-    }
-    // O_NOFOLLOW: a link planted at the name is refused (ELOOP or
-    // ENOTDIR), never followed.
-    let fd = open(
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| match e {
-        Errno::LOOP | Errno::NOTDIR => refuse("is not a directory (a link or a file)".to_owned()),
-        e => refuse(format!("cannot be opened ({})", std::io::Error::from(e))),
-    })?;
-    let stat = fstat(&fd)
-        .map_err(|e| refuse(format!("cannot be examined ({})", std::io::Error::from(e))))?;
-    let euid = rustix::process::geteuid().as_raw();
-    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
-        return Err(refuse("is not a directory".to_owned()));
-    }
-    if stat.st_uid != euid {
-        return Err(refuse(format!("belongs to uid {}, not to uid {euid}", stat.st_uid)));
-    }
-    if stat.st_mode & 0o077 != 0 {
-        return Err(refuse(format!(
-            "is open to other users (mode {:o}; 700 is needed)",
-            stat.st_mode & 0o7777
-        )));
-    }
-    Ok(fd)
+    private_dir::open_exact_at(rustix::fs::CWD, path).map_err(|why| refusal(path, &why))
+}
+
+fn refusal(path: &Path, why: &private_dir::Refused) -> ConfineError {
+    ConfineError::Unsupported(format!(
+        "the sandbox's temporary directory {} {}",
+        path.display(),
+        why.describe()
+    ))
 }
 
 #[cfg(test)]

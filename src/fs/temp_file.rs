@@ -147,7 +147,7 @@ fn prefix(name: &OsStr) -> Vec<u8> {
 /// `prefix` and RANDOM_LEN random letters and digits. The hasher of a
 /// `RandomState` is seeded from the system's randomness; fed a counter it
 /// gives a new value each call.
-fn with_random(prefix: &[u8], random: &mut impl Hasher) -> OsString {
+pub(crate) fn with_random(prefix: &[u8], random: &mut impl Hasher) -> OsString {
     let mut out = prefix.to_vec();
     random.write_u8(0);
     let mut bits = random.finish();

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::store::{self, Ended, Job};
 use super::{Namespace, Settings};
+use crate::confine::Roots;
 use crate::error::ToolError;
 use crate::json::Field;
 use crate::limit::Bounded;
@@ -35,11 +36,12 @@ const MAX_WAIT: Duration = Duration::from_secs(600);
 /// its end after it ended is removed.
 pub fn output(
     settings: &Settings,
+    roots: Option<&Roots>,
     id: &str,
     wait: Duration,
     limit: Option<usize>,
 ) -> Result<Answer, ToolError> {
-    let ns = Namespace::open(settings)?;
+    let ns = Namespace::open(settings, roots)?;
     sweep(&ns, settings);
     let job = Job::open(&ns, id)?;
     let meta = job.meta().ok_or_else(|| ToolError::JobNotFound(id.to_owned()))?;
@@ -85,8 +87,8 @@ pub fn state_fields(ended: Option<Ended>) -> Vec<(&'static str, Field)> {
 /// `job_kill`: stops the job's whole process group (SIGTERM, a grace,
 /// SIGKILL) through its supervisor, which records the exit status; waits
 /// until it has. The job stays listed, ended, until its output is read.
-pub fn kill(settings: &Settings, id: &str) -> Result<Answer, ToolError> {
-    let ns = Namespace::open(settings)?;
+pub fn kill(settings: &Settings, roots: Option<&Roots>, id: &str) -> Result<Answer, ToolError> {
+    let ns = Namespace::open(settings, roots)?;
     sweep(&ns, settings);
     let job = Job::open(&ns, id)?;
     if job.meta().is_none() {
@@ -112,9 +114,16 @@ fn stop(job: &Job) {
     }
 }
 
-/// SIGTERM to the supervisor `pid` of `job`, through a pidfd opened while
-/// the job's lock shows it alive: a pid reused since cannot be signalled.
+/// SIGTERM to the supervisor `pid` of `job`, once it is proven to be
+/// that: the pid comes from a file in the job's directory, which only a
+/// process that may write the state directory could have forged, but the
+/// proof does not trust it. Through a pidfd opened first: a pid reused
+/// after that cannot be signalled, and while the pidfd's process lives the
+/// pid is its own, so what /proc said of the pid was said of it.
 fn signal_supervisor(job: &Job, pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
     // SAFETY: pidfd_open takes a pid and flags, and returns a new descriptor.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     let Ok(fd) = i32::try_from(fd) else { return false };
@@ -123,9 +132,7 @@ fn signal_supervisor(job: &Job, pid: i32) -> bool {
     }
     // SAFETY: `fd` was just returned by pidfd_open: ours to own.
     let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    // The supervisor held the lock after the pidfd was opened, so the pid
-    // was still its own then.
-    if !job.supervised() {
+    if !is_supervisor(job, pid) {
         return false;
     }
     use std::os::fd::AsRawFd;
@@ -142,12 +149,54 @@ fn signal_supervisor(job: &Job, pid: i32) -> bool {
     sent == 0
 }
 
+/// Whether process `pid` is the supervisor of `job`: it runs this program
+/// (the same file, or the one since replaced at the same path: an upgrade
+/// while jobs run), and holds open both the job's directory and its lock,
+/// as the supervisor does for as long as it lives. A directory cannot be
+/// hard-linked, so no other job's supervisor holds this one's; a process
+/// a forger started holds them, but runs inside the forger's sandbox.
+fn is_supervisor(job: &Job, pid: i32) -> bool {
+    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+    if !same_program(&proc.join("exe")) {
+        return false;
+    }
+    let Some((dir, lock)) = job.identity() else { return false };
+    let Ok(fds) = std::fs::read_dir(proc.join("fd")) else { return false };
+    let (mut has_dir, mut has_lock) = (false, false);
+    for entry in fds.flatten() {
+        // The descriptor's file itself: /proc's links lead to it.
+        let Ok(stat) = rustix::fs::stat(entry.path()) else { continue };
+        let id = (stat.st_dev, stat.st_ino);
+        has_dir |= id == dir;
+        has_lock |= id == lock;
+    }
+    has_dir && has_lock
+}
+
+/// Whether `exe` (a process's `/proc/PID/exe`) is this program.
+fn same_program(exe: &std::path::Path) -> bool {
+    let ours = std::path::Path::new("/proc/self/exe");
+    let id = |p: &std::path::Path| rustix::fs::stat(p).ok().map(|s| (s.st_dev, s.st_ino));
+    if id(exe).is_some_and(|theirs| Some(theirs) == id(ours)) {
+        return true;
+    }
+    let (Ok(theirs), Ok(ours)) = (std::fs::read_link(exe), std::fs::read_link(ours)) else {
+        return false;
+    };
+    let theirs = theirs.as_os_str().as_encoded_bytes();
+    theirs.strip_suffix(b" (deleted)") == Some(ours.as_os_str().as_encoded_bytes())
+}
+
 /// `job_list`: every job of the namespace, running or ended and not yet
 /// read to its end: id, command, state, age in seconds, bytes printed (and
 /// the exit code of an ended one). As many as the output limit holds; the
 /// number left out in `more`.
-pub fn list(settings: &Settings, limit: Option<usize>) -> Result<Answer, ToolError> {
-    let ns = Namespace::open(settings)?;
+pub fn list(
+    settings: &Settings,
+    roots: Option<&Roots>,
+    limit: Option<usize>,
+) -> Result<Answer, ToolError> {
+    let ns = Namespace::open(settings, roots)?;
     sweep(&ns, settings);
     let budget = limit.map_or(usize::MAX, |l| l.saturating_sub(64));
     let mut rows = Vec::new();
@@ -159,12 +208,7 @@ pub fn list(settings: &Settings, limit: Option<usize>) -> Result<Answer, ToolErr
         let ended = job.ended();
         let mut command = meta.command;
         if command.len() > COMMAND_SHOWN {
-            let mut cut = COMMAND_SHOWN;
-            while !command.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            command.truncate(cut);
-            command.push('…');
+            command = format!("{}…", store::cut_at_char(&command, COMMAND_SHOWN));
         }
         let mut row = vec![
             ("job_id", Field::Text(id.into_bytes())),
@@ -227,9 +271,10 @@ pub fn sweep(ns: &Namespace, settings: &Settings) {
 }
 
 /// Ends every job of the namespace and removes them all: an MCP session
-/// that ends takes its jobs with it.
+/// that ends takes its jobs with it. (The server's own roots are not the
+/// calls': only a process proven a job's supervisor is signalled.)
 pub fn end_all(settings: &Settings) {
-    let Ok(ns) = Namespace::open(settings) else { return };
+    let Ok(ns) = Namespace::open(settings, None) else { return };
     let jobs: Vec<Job> = ns.ids().iter().filter_map(|id| Job::open(&ns, id).ok()).collect();
     for job in &jobs {
         if job.ended().is_none() {

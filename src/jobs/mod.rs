@@ -7,11 +7,12 @@
 //! - `settings`: the variables (`IKIGAI_TOOLS_YIELD`, `IKIGAI_TOOLS_STATE_DIR`,
 //!   `IKIGAI_TOOLS_JOB_TTL`, `IKIGAI_AGENT_ID`, `IKIGAI_TOOLS_SESSION`);
 //! - `state`: the state directory (checked before each use, never trusted
-//!   when someone else made it), the caller's namespace in it, job ids;
+//!   when someone else made it, refused where a confined command may
+//!   write), the caller's namespace in it, job ids;
 //! - `store`: one job's files: its output (head and latest tail, bounded
 //!   however much it prints), its exit status, the reader's position;
-//! - `control`: what the job tools do with a job: read, wait, stop, list,
-//!   expire.
+//! - `control`: what the job tools do with a job: read, wait, stop (a
+//!   signal only to a process proven the job's supervisor), list, expire.
 
 pub mod control;
 pub mod settings;

@@ -8,6 +8,9 @@ use crate::profile::Profile;
 pub const YIELD_VAR: &str = "IKIGAI_TOOLS_YIELD";
 pub const STATE_DIR_VAR: &str = "IKIGAI_TOOLS_STATE_DIR";
 pub const TTL_VAR: &str = "IKIGAI_TOOLS_JOB_TTL";
+/// The user's runtime directory (XDG Base Directory): the state
+/// directory's default place.
+pub const RUNTIME_DIR_VAR: &str = "XDG_RUNTIME_DIR";
 pub const AGENT_VAR: &str = "IKIGAI_AGENT_ID";
 /// Set by the MCP server for its calls: the session's own namespace.
 pub const SESSION_VAR: &str = "IKIGAI_TOOLS_SESSION";
@@ -18,13 +21,19 @@ pub const SESSION_VAR: &str = "IKIGAI_TOOLS_SESSION";
 const DEFAULT_YIELD: Duration = Duration::from_secs(20);
 /// A job nobody reads for a day is ended.
 const DEFAULT_TTL: Duration = Duration::from_secs(24 * 3600);
-/// The longest of either taken: a year.
+/// The longest of either taken, and the longest `timeout` of a command: a
+/// year.
 const MAX_SECS: f64 = 365.0 * 86_400.0;
+pub const LONGEST: Duration = Duration::from_secs(MAX_SECS as u64);
 
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    /// `IKIGAI_TOOLS_STATE_DIR`, if set.
+    /// `IKIGAI_TOOLS_STATE_DIR`, if set (a relative one is refused when
+    /// used: `state`).
     pub state_dir: Option<PathBuf>,
+    /// `XDG_RUNTIME_DIR`, if set to an absolute path: the XDG specification
+    /// has a relative one ignored.
+    pub runtime_dir: Option<PathBuf>,
     pub agent: Option<String>,
     pub session: Option<String>,
     /// How long a foreground command runs before it answers as a job;
@@ -39,6 +48,9 @@ impl Settings {
         let session = var(SESSION_VAR);
         Settings {
             state_dir: std::env::var_os(STATE_DIR_VAR).filter(|v| !v.is_empty()).map(PathBuf::from),
+            runtime_dir: std::env::var_os(RUNTIME_DIR_VAR)
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute()),
             agent: var(AGENT_VAR),
             yield_after: yield_after(var(YIELD_VAR).as_deref(), profile, session.is_some()),
             session,

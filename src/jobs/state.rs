@@ -1,12 +1,20 @@
 //! The state directory and the caller's namespace in it.
 //!
-//! `IKIGAI_TOOLS_STATE_DIR`, else `$XDG_RUNTIME_DIR/ikigai-tools`, else
-//! `ikigai-tools-jobs-UID` in the temporary directory: not `ikigai-tools-UID`,
-//! the private temporary directory a confined command may write
-//! (`confine::temp`), where it could plant files in other agents' jobs. It is created mode 0700
-//! when missing, and on every use it must be a directory (not a link) owned
-//! by the caller with no access for anyone else: one that someone else
-//! made, or opened to others, is refused, never repaired or trusted.
+//! `IKIGAI_TOOLS_STATE_DIR` (an absolute path: a relative one is refused),
+//! else `$XDG_RUNTIME_DIR/ikigai-tools` (when that is absolute), else
+//! `ikigai-tools-jobs-UID` in the temporary directory (`$TMPDIR` when
+//! absolute, else `/tmp`): not `ikigai-tools-UID`, the private temporary
+//! directory a confined command may write (`confine::temp`). It is created
+//! mode 0700 when missing, and on every use it must be a directory (not a
+//! link) owned by the caller with no access for anyone else: one the user
+//! named that someone else made, or opened to others, is refused, never
+//! repaired or trusted; a default name another user took first is passed
+//! over for one of the user's own (`fs::private_dir`).
+//!
+//! Nor may a confined command be able to write it: it could forge a job
+//! there (naming any pid) or change another's. One that lies beneath an
+//! allowed root of the call, or beneath the sandbox's private temporary
+//! directory, or holds a root, is refused (`confine::reach`, by identity).
 //!
 //! Inside, one directory per namespace: the agent (`IKIGAI_AGENT_ID`) and
 //! the MCP session (`IKIGAI_TOOLS_SESSION`), hashed, so that no name
@@ -19,11 +27,12 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags};
-
+use super::settings::{RUNTIME_DIR_VAR, STATE_DIR_VAR};
 use super::Settings;
+use crate::confine::{reach, temp, Roots};
 use crate::error::ToolError;
 use crate::fs::digest::sha256_hex;
+use crate::fs::private_dir::{self, PrivateDir, Refused};
 
 /// A job id's length: 16 random bytes in hex.
 pub const ID_LEN: usize = 32;
@@ -37,13 +46,33 @@ pub struct Namespace {
 
 impl Namespace {
     /// Opens (creating it if need be) the namespace of `settings` in the
-    /// state directory, checking both.
-    pub fn open(settings: &Settings) -> Result<Namespace, ToolError> {
-        let root = state_dir(settings);
-        let root_fd = private_dir(None, &root)?;
+    /// state directory, checking both; refused when a confined command of
+    /// `roots` (or any, through the private temporary directory) could
+    /// write the state directory.
+    pub fn open(settings: &Settings, roots: Option<&Roots>) -> Result<Namespace, ToolError> {
+        let state = state_dir(settings)?;
+        match reach::writable(state.fd.as_fd(), roots) {
+            Ok(None) => {}
+            Ok(Some(place)) => {
+                return Err(ToolError::PermissionDenied(format!(
+                    "job state directory {} {}, where a confined command may write (and forge \
+                     or change jobs); set {STATE_DIR_VAR} (or {RUNTIME_DIR_VAR}) to a directory \
+                     outside the allowed roots and the sandbox's temporary directory",
+                    state.path.display(),
+                    place.describe()
+                )))
+            }
+            Err(e) => {
+                return Err(ToolError::PermissionDenied(format!(
+                "job state directory {}: where it lies cannot be told ({e}); refusing to use it",
+                state.path.display()
+            )))
+            }
+        }
         let name = namespace_name(settings);
-        let fd = private_dir(Some(root_fd.as_fd()), Path::new(&name))?;
-        Ok(Namespace { path: root.join(name), fd })
+        let fd = private_dir::open_exact_at(state.fd.as_fd(), Path::new(&name))
+            .map_err(|why| refusal(&state.path.join(&name), &why))?;
+        Ok(Namespace { path: state.path.join(name), fd })
     }
 
     pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
@@ -56,38 +85,59 @@ impl Namespace {
 
     /// The ids of the jobs in the namespace.
     pub fn ids(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(&self.path) else { return vec![] };
-        let mut ids: Vec<String> = entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|name| is_id(name))
-            .collect();
+        let mut ids: Vec<String> = self.names().into_iter().filter(|name| is_id(name)).collect();
         ids.sort();
         ids
     }
 
     /// The jobs being made (`new-ID`), which no call sees as jobs.
     pub fn unfinished(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(&self.path) else { return vec![] };
-        entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        self.names()
+            .into_iter()
             .filter(|name| name.strip_prefix(UNFINISHED).is_some_and(is_id))
             .collect()
+    }
+
+    /// The names in the namespace's directory, read through its descriptor.
+    fn names(&self) -> Vec<String> {
+        let Ok(dir) = rustix::fs::Dir::read_from(&self.fd) else { return vec![] };
+        dir.filter_map(|e| e.ok()?.file_name().to_str().ok().map(str::to_owned)).collect()
     }
 }
 
 /// The prefix of a job's directory while it is made.
 pub const UNFINISHED: &str = "new-";
 
-/// The state directory `settings` name.
-fn state_dir(settings: &Settings) -> PathBuf {
+/// The state directory `settings` name, open and checked (see the module
+/// doc).
+fn state_dir(settings: &Settings) -> Result<PrivateDir, ToolError> {
     if let Some(dir) = &settings.state_dir {
-        return dir.clone();
+        if dir.is_relative() {
+            return Err(ToolError::PermissionDenied(format!(
+                "job state directory {}: {STATE_DIR_VAR} must be an absolute path (a relative \
+                 one names another directory in each working directory); set it to one",
+                dir.display()
+            )));
+        }
+        let fd =
+            private_dir::open_exact_at(rustix::fs::CWD, dir).map_err(|why| refusal(dir, &why))?;
+        return Ok(PrivateDir { path: dir.clone(), fd });
     }
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        Some(run) => Path::new(&run).join("ikigai-tools"),
-        None => std::env::temp_dir()
-            .join(format!("ikigai-tools-jobs-{}", rustix::process::geteuid().as_raw())),
-    }
+    let (base, name) = match &settings.runtime_dir {
+        Some(run) => (run.clone(), "ikigai-tools".to_owned()),
+        None => {
+            (temp::base_dir(), format!("ikigai-tools-jobs-{}", rustix::process::geteuid().as_raw()))
+        }
+    };
+    private_dir::open_own(&base, &name).map_err(|why| refusal(&base.join(&name), &why))
+}
+
+fn refusal(dir: &Path, why: &Refused) -> ToolError {
+    ToolError::PermissionDenied(format!(
+        "job state directory {} {}; refusing to use it",
+        dir.display(),
+        why.describe()
+    ))
 }
 
 /// The namespace's directory name: `default`, or a hash of the agent and
@@ -104,47 +154,6 @@ fn namespace_name(settings: &Settings) -> String {
             sha256_hex(text.as_bytes())[..ID_LEN].to_owned()
         }
     }
-}
-
-/// Opens the directory `name` (in `parent`, or as a path), creating it
-/// mode 0700 if missing, and checks it is the caller's alone.
-fn private_dir(
-    parent: Option<std::os::fd::BorrowedFd<'_>>,
-    name: &Path,
-) -> Result<OwnedFd, ToolError> {
-    let at = parent.unwrap_or(rustix::fs::CWD);
-    let refuse = |why: String| {
-        ToolError::PermissionDenied(format!("job state directory {}: {why}", name.display()))
-    };
-    match rustix::fs::mkdirat(at, name, Mode::RWXU) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::EXIST => {}
-        Err(e) => return Err(refuse(format!("cannot create it: {}", io::Error::from(e)))),
-    }
-    let fd = rustix::fs::openat(
-        at,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| refuse(format!("cannot open it: {}", io::Error::from(e))))?;
-    let stat = rustix::fs::fstat(&fd).map_err(|e| refuse(io::Error::from(e).to_string()))?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
-        return Err(refuse("not a directory".to_owned()));
-    }
-    if stat.st_uid != rustix::process::geteuid().as_raw() {
-        return Err(refuse(format!(
-            "owned by uid {}, not by this user; refusing to use it",
-            stat.st_uid
-        )));
-    }
-    if stat.st_mode & 0o077 != 0 {
-        return Err(refuse(format!(
-            "mode {:o} lets others in (0700 expected); refusing to use it",
-            stat.st_mode & 0o7777
-        )));
-    }
-    Ok(fd)
 }
 
 /// Whether `name` can be a job id: 32 lowercase hex digits.

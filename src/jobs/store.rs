@@ -1,6 +1,7 @@
 //! One job's files, in its directory (named by its id) in the namespace:
 //!
-//! - `meta`: the command, when it started, and `keep` (below), as JSON;
+//! - `meta`: the command (its first `COMMAND_KEPT` bytes: what `job_list`
+//!   shows is less), when it started, and `keep` (below), as JSON;
 //! - `head`: the first `keep` bytes the command printed;
 //! - `ring`: the latest `keep` bytes, the byte at position p at p % keep;
 //! - `count`: how many bytes it printed in all (8 bytes, little-endian),
@@ -13,7 +14,8 @@
 //!   there is no moment when a job is neither ended nor supervised. Free
 //!   and no `exit`: the supervisor was killed (its guardian killed the
 //!   command), and the job counts as ended by SIGKILL;
-//! - `pid`: the supervisor's pid, for `job_kill` (checked against the lock).
+//! - `pid`: the supervisor's pid, for `job_kill`, which signals it only
+//!   once the process is proven the job's supervisor (`control`).
 //!
 //! Disk stays within 2 × `keep` however much the command prints, and a
 //! reader that comes late gets the head, a count of the bytes that were
@@ -48,6 +50,11 @@ const PID: &str = "pid";
 pub const MAX_KEEP: u64 = crate::context::DEFAULT_MAX_OUTPUT as u64;
 /// The least: what ikigai reads of an answer, rounded up.
 pub const MIN_KEEP: u64 = 64 * 1024;
+
+/// The most of a command `meta` keeps, in bytes: more than `job_list`
+/// shows, and a command of megabytes does not stay on disk for the time
+/// to live.
+pub const COMMAND_KEPT: usize = 4096;
 
 /// A job's directory, open.
 #[derive(Debug)]
@@ -97,6 +104,7 @@ impl Job {
             // abandoned (its starter killed), and `sweep_unfinished` removes it.
             let lock = job.create_file(LOCK)?;
             rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+            let command = cut_at_char(command, COMMAND_KEPT);
             let meta = json!({"command": command, "started": now_secs(), "keep": keep});
             job.create_file(META)?.write_all(meta.to_string().as_bytes())?;
             for name in [HEAD, RING, COUNT, CURSOR] {
@@ -179,6 +187,14 @@ impl Job {
             started: v["started"].as_u64()?,
             keep: v["keep"].as_u64()?.clamp(MIN_KEEP, MAX_KEEP),
         })
+    }
+
+    /// The identities (device, inode) of the job's directory and of its
+    /// lock: what its supervisor holds open.
+    pub fn identity(&self) -> Option<((u64, u64), (u64, u64))> {
+        let dir = rustix::fs::fstat(&self.dir).ok()?;
+        let lock = rustix::fs::fstat(self.open_file(LOCK, false).ok()?).ok()?;
+        Some(((dir.st_dev, dir.st_ino), (lock.st_dev, lock.st_ino)))
     }
 
     /// Whether the supervisor lives (holds the lock).
@@ -411,6 +427,15 @@ fn read_ring(ring: &File, from: u64, to: u64, keep: u64, out: &mut Vec<u8>) {
     }
 }
 
+/// The first `max` bytes of `text` at most, cut between characters.
+pub fn cut_at_char(text: &str, max: usize) -> &str {
+    let mut cut = max.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
+}
+
 pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
@@ -427,7 +452,7 @@ mod tests {
 
     fn namespace(dir: &std::path::Path) -> Namespace {
         let settings = Settings { state_dir: Some(dir.join("state")), ..Settings::default() };
-        Namespace::open(&settings).unwrap()
+        Namespace::open(&settings, None).unwrap()
     }
 
     /// What a reader from `from` gets, as text, with a limit above all
@@ -484,6 +509,18 @@ mod tests {
         // Disk: at most `keep` each.
         let size = |name: &str| std::fs::metadata(job.path.join(name)).unwrap().len();
         assert_eq!((size(HEAD), size(RING)), (MIN_KEEP, MIN_KEEP));
+    }
+
+    #[test]
+    fn a_commands_head_is_kept_cut_between_characters() {
+        assert_eq!(cut_at_char("abc", 2), "ab");
+        assert_eq!(cut_at_char("abc", 9), "abc");
+        assert_eq!(cut_at_char("aé", 2), "a", "é is two bytes");
+        let tmp = tempfile::tempdir().unwrap();
+        let ns = namespace(tmp.path());
+        let command = "é".repeat(COMMAND_KEPT);
+        let (job, _lock) = Job::create(&ns, &command, MIN_KEEP).unwrap();
+        assert_eq!(job.meta().unwrap().command, "é".repeat(COMMAND_KEPT / 2));
     }
 
     #[test]

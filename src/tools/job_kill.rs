@@ -7,5 +7,5 @@ use crate::protocol::{Args, Outcome};
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
     let id = args.required_str("job_id")?;
-    control::kill(&context.jobs, id)
+    control::kill(&context.jobs, context.roots()?, id)
 }

@@ -6,5 +6,5 @@ use crate::jobs::control;
 use crate::protocol::{Args, Outcome};
 
 pub fn run(_args: &Args, context: &Context) -> Outcome {
-    control::list(&context.jobs, context.max_output)
+    control::list(&context.jobs, context.roots()?, context.max_output)
 }

@@ -19,5 +19,5 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
             ))
         }
     };
-    control::output(&context.jobs, id, wait, context.max_output)
+    control::output(&context.jobs, context.roots()?, id, wait, context.max_output)
 }

@@ -163,6 +163,9 @@ fn supervise(job: &Job, plan: Plan<'_>, handoff: OwnedFd) {
     // would have ended it without stopping the command properly.
     let _ = job.write_pid(unistd::getpid().as_raw());
     let began = Instant::now();
+    // Checked: a timeout past what the clock holds is none (the call
+    // bounds it to a year already).
+    let deadline = timeout.and_then(|t| began.checked_add(t));
     let mut pipe = Some(pipe);
     let mut handoff = Some(handoff);
     let mut adopted = false;
@@ -186,7 +189,7 @@ fn supervise(job: &Job, plan: Plan<'_>, handoff: OwnedFd) {
         }
         let now = Instant::now();
         if exited_at.is_none() {
-            let timed_out = timeout.is_some_and(|t| now >= began + t);
+            let timed_out = deadline.is_some_and(|d| now >= d);
             // Once a second: unread for the time to live, or the job's
             // directory removed (nobody could read or stop it any more).
             let expired = adopted && now >= next_ttl_look && {
@@ -211,8 +214,8 @@ fn supervise(job: &Job, plan: Plan<'_>, handoff: OwnedFd) {
             // and the time to look at the timeout and the time to live.
             None => {
                 let mut t = Duration::from_secs(1);
-                if let Some(limit) = timeout {
-                    t = t.min((began + limit).saturating_duration_since(now));
+                if let Some(d) = deadline {
+                    t = t.min(d.saturating_duration_since(now));
                 }
                 t
             }

@@ -15,6 +15,7 @@ use super::{answer, cannot_start, shell, Confined, CANNOT_RUN};
 use crate::context::Context;
 use crate::error::{Kind, ToolError, Why};
 use crate::jobs::control::{self, state_fields};
+use crate::jobs::settings::LONGEST;
 use crate::jobs::store::{MAX_KEEP, MIN_KEEP};
 use crate::jobs::Namespace;
 use crate::json::Field;
@@ -42,7 +43,9 @@ impl Options {
     pub fn read(args: &Args, context: &Context) -> Result<Options, ToolError> {
         let timeout = match args.optional_int("timeout")? {
             None => None,
-            Some(n) if n > 0 => Some(Duration::from_secs(n.unsigned_abs())),
+            // At most a year: a deadline past what a clock can hold would
+            // end the supervisor (and the output with it).
+            Some(n) if n > 0 => Some(Duration::from_secs(n.unsigned_abs()).min(LONGEST)),
             Some(_) => {
                 return Err(ToolError::InvalidArg(
                     "parameter timeout must be a positive number of seconds".to_owned(),
@@ -87,7 +90,8 @@ pub fn run_as_job(
     options: &Options,
     context: &Context,
 ) -> Outcome {
-    let ns = Namespace::open(&context.jobs)?;
+    // Refused where a confined command could write the state directory.
+    let ns = Namespace::open(&context.jobs, context.roots()?)?;
     control::sweep(&ns, &context.jobs);
     let keep = context.max_output.map_or(MAX_KEEP, |l| l as u64).clamp(MIN_KEEP, MAX_KEEP);
     let workdir = if confined.is_some() { None } else { options.workdir.clone() };
