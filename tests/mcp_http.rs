@@ -341,7 +341,7 @@ fn mcp_http_token_file_must_not_be_readable_by_others() {
     let path = file.to_str().expect("utf-8");
     let out =
         Http::command(&env, &["--listen", "0", "--token-file", path], &[]).output().expect("run");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr,
@@ -673,4 +673,134 @@ fn mcp_http_initialize_with_only_stateless_metadata_is_404_method_not_found() {
         json!({"jsonrpc": "2.0", "id": 500, "error": {"code": -32601, "message":
             "Method not found: initialize (revision 2026-07-28 has none; use server/discover)"}})
     );
+}
+
+/// Whether `mcp` has `--unconfined` (the server is confined by default
+/// once it does; before, no `--root` was unconfined).
+fn unconfined_args() -> Vec<&'static str> {
+    let help = Command::new(common::binary()).args(["mcp", "--help"]).output().expect("help");
+    let has = String::from_utf8_lossy(&help.stdout).contains("--unconfined");
+    if has {
+        vec!["--unconfined"]
+    } else {
+        vec![]
+    }
+}
+
+/// Break 8: `remove_var` took the token out of libc's array only, not out
+/// of the block the kernel gave the process, which /proc/PID/environ shows
+/// and the spawner (forked, not exec'd) inherits: an unconfined bash read
+/// it in /proc/$PPID/environ. No process from the server down to the call
+/// shows it.
+#[test]
+fn the_token_is_not_in_any_procs_environ() {
+    let env = Env::new();
+    let secret = "tok-5e6f7a8b9c";
+    let mut args = vec!["--listen", "0"];
+    // A confined bash may not read its ancestors' /proc entries (Landlock):
+    // the break is an unconfined one's.
+    args.extend(unconfined_args());
+    let http = Http::start(&env, &args, &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
+    let server = http.child.id();
+    let bearer = format!("Bearer {secret}");
+    let send = |session: Option<&str>, message: &Value| {
+        let mut headers = vec![("Authorization", bearer.as_str())];
+        headers.extend(session.map(|s| ("Mcp-Session-Id", s)));
+        http.send("POST", &headers, &message.to_string())
+    };
+    let reply = send(None, &initialize(json!({})));
+    let session = reply.header("mcp-session-id").expect("a session").to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(send(Some(&session), &initialized).status, 202);
+    // Every process from the call's shell up to the server: how many
+    // environments were read, and which hold the secret.
+    let command = format!(
+        "p=$$; read=0; while :; do \
+           if tr '\\0' '\\n' < /proc/$p/environ > /tmp/env.$$ 2>/dev/null; then \
+             read=$((read+1)); grep -q {secret} /tmp/env.$$ && echo \"found in $p\"; fi; \
+           [ $p = {server} ] && break; \
+           p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); [ $p -gt 1 ] || break; \
+         done; rm -f /tmp/env.$$; echo \"read $read\""
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}});
+    let answer = send(Some(&session), &call).answer();
+    let output = answer["result"]["structuredContent"]["output"].as_str().unwrap_or_default();
+    // The shell, its parents (the tool, the spawner) and the server.
+    let read: usize = output
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("read "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(read >= 3 && !output.contains("found"), "{answer}");
+    // And as seen from outside: the server and every process under it.
+    let mut pids = vec![server];
+    let mut at = 0;
+    while at < pids.len() {
+        let children = std::fs::read_dir(format!("/proc/{}/task", pids[at]))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|text| {
+                text.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>()
+            })
+            .collect::<Vec<u32>>();
+        pids.extend(children);
+        at += 1;
+    }
+    assert!(pids.len() >= 2, "the server and its spawner: {pids:?}");
+    for pid in pids {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let shown = String::from_utf8_lossy(&environ);
+        assert!(!shown.contains(secret), "/proc/{pid}/environ holds the token");
+        assert!(!shown.contains("IKIGAI_TOOLS_MCP_TOKEN"), "/proc/{pid}/environ names it");
+    }
+}
+
+/// Break 10: the token file was opened blocking: a FIFO held the start
+/// forever (until a writer came). It is opened without blocking and must
+/// be a regular file: one line, exit 2, at once.
+#[test]
+fn a_token_file_that_is_a_fifo_is_refused_at_once() {
+    let env = Env::new();
+    let fifo = env.path("token");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let path = fifo.to_str().expect("utf-8");
+    let mut child =
+        Http::command(&env, &["--listen", "0", "--token-file", path], &[]).spawn().expect("run");
+    // Without the fix the server waits on the FIFO until killed (PATIENCE).
+    let status = wait_or_kill(&mut child);
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read");
+    assert_eq!(status.code(), Some(2), "{status:?} {stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "ikigai-tools mcp: cannot start: --token-file {path}: not a regular file (a FIFO)\n"
+        )
+    );
+    // A link to a good token file is refused too (its final component is
+    // never followed), and so is a file longer than a token.
+    let good = env.write("good", "tok-from-file\n");
+    std::fs::set_permissions(&good, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = env.path("link");
+    std::os::unix::fs::symlink(&good, &link).expect("symlink");
+    let big = env.write("big", "t".repeat(5000));
+    std::fs::set_permissions(&big, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    for (file, why) in [
+        (&link, "a symbolic link: name the file itself"),
+        (&big, "longer than 4096 bytes: a token is one line"),
+    ] {
+        let file = file.to_str().expect("utf-8");
+        let out = Http::command(&env, &["--listen", "0", "--token-file", file], &[])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("ikigai-tools mcp: cannot start: --token-file {file}: {why}\n")
+        );
+    }
 }
