@@ -759,6 +759,43 @@ fn the_token_is_not_in_any_procs_environ() {
     }
 }
 
+/// Break 10: the access log copied each JSON-RPC method whole (and
+/// escaped, up to five times longer): a 10 MB method wrote a 50 MB line.
+/// What a line copies from the request is bounded, a cut marked.
+#[test]
+fn a_huge_method_name_makes_a_short_access_log_line() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[]);
+    let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "\u{1}".repeat(1 << 20)});
+    http.post(None, &huge);
+    let batch: Vec<Value> =
+        (0..1000).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"})).collect();
+    http.post(None, &Value::Array(batch));
+    http.send(&"X".repeat(5000), &[], "");
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let head = format!(
+        "GET /{} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        "p".repeat(5000),
+        http.addr
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    assert_eq!(read_reply(&mut stream).status, 404);
+    let (_, log) = http.stop();
+    let requests: Vec<&String> = log.iter().filter(|l| l.contains(" session=")).collect();
+    assert_eq!(requests.len(), 4, "{log:?}");
+    for line in &requests {
+        assert!(line.len() <= 400, "a line of {} bytes: {}…", line.len(), &line[..400]);
+    }
+    let cut = format!("{}…", "\\u{1}".repeat(9));
+    assert!(requests[0].ends_with(&cut), "{}", requests[0]);
+    assert!(requests[1].ends_with(" ping,ping,ping,ping,+996"), "{}", requests[1]);
+    assert!(requests[2].contains(&format!(" {}… /mcp ", "X".repeat(16))), "{}", requests[2]);
+    assert!(requests[3].contains(&format!(" GET /{}… ", "p".repeat(99))), "{}", requests[3]);
+}
+
 /// Break 10: the token file was opened blocking: a FIFO held the start
 /// forever (until a writer came). It is opened without blocking and must
 /// be a regular file: one line, exit 2, at once.
