@@ -675,6 +675,168 @@ fn mcp_http_initialize_with_only_stateless_metadata_is_404_method_not_found() {
     );
 }
 
+/// The knob that shortens the server's bounds for a test (docs/MCP.md,
+/// "Over HTTP", "Bounds").
+const LIMITS: &str = "IKIGAI_TOOLS_MCP_HTTP_LIMITS";
+
+/// A connection with `head` sent (a request's line and headers, the blank
+/// line included), reading with `patience`.
+fn open_with(http: &Http, head: &str, patience: std::time::Duration) -> TcpStream {
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(patience)).expect("timeout");
+    stream.write_all(head.as_bytes()).expect("write the head");
+    stream
+}
+
+/// A POST's head declaring `length` bytes of body.
+fn post_head(http: &Http, length: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n",
+        http.addr
+    )
+}
+
+/// The lines of stderr that came within `patience`, until one satisfies `done`.
+fn log_until(
+    http: &Http,
+    patience: std::time::Duration,
+    done: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + patience;
+    let mut lines = Vec::new();
+    while let Ok(line) = http.log.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let over = done(&line);
+        lines.push(line);
+        if over {
+            break;
+        }
+    }
+    lines
+}
+
+/// Break 7: hyper bounds only the headers' time; a body trickled a byte
+/// every few seconds held its connection (and what it had sent) forever.
+/// The whole body must arrive within the body bound (60 s; 1 s here).
+#[test]
+fn a_trickled_body_is_cut_off_after_the_body_time_limit() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "body=1")]);
+    // Without the bound nothing comes back: the read times out (4 s).
+    let mut stream = open_with(&http, &post_head(&http, 1000), std::time::Duration::from_secs(4));
+    let mut writer = stream.try_clone().expect("clone");
+    let trickle = std::thread::spawn(move || {
+        for _ in 0..20 {
+            if writer.write_all(b" ").is_err() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 408, "{reply:?}");
+    assert_eq!(
+        reply.body,
+        "Request Timeout: a request's body must arrive whole within 1 s of its headers"
+    );
+    assert_eq!(reply.header("connection"), Some("close"));
+    trickle.join().expect("trickle");
+    // The server serves on.
+    assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
+}
+
+/// Break 7: any number of connections were taken and held. Past the bound
+/// (256; 3 here) a new one is answered 503 at once and closed, and stderr
+/// says so; once one closes, a new one is served.
+#[test]
+fn connections_beyond_the_bound_are_refused() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "connections=3")]);
+    // Three connections that have sent nothing yet (the header wait, 5 s,
+    // is longer than this test).
+    let held: Vec<TcpStream> =
+        (0..3).map(|_| TcpStream::connect(&http.addr).expect("connect")).collect();
+    // Without the bound the fourth is taken, and waits for a request: the
+    // read times out.
+    let mut fourth = TcpStream::connect(&http.addr).expect("connect");
+    fourth.set_read_timeout(Some(std::time::Duration::from_secs(3))).expect("timeout");
+    let reply = read_reply(&mut fourth);
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_eq!(
+        reply.body,
+        "Service Unavailable: 3 connections are open, the most this server takes; retry once \
+         one closes"
+    );
+    let said = log_until(&http, PATIENCE, |line| line.contains("refused a connection"));
+    let line = said.last().expect("a line");
+    assert!(
+        line.starts_with("ikigai-tools mcp: refused a connection from 127.0.0.1:")
+            && line.ends_with(": 3 connections are open, the most (503)"),
+        "{said:?}"
+    );
+    drop(held);
+    // The server notices the closed ones as it polls them: a moment, during
+    // which a request may still be refused (503, or reset once sent).
+    let body = initialize(json!({})).to_string();
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let mut stream = open_with(&http, &post_head(&http, body.len()), PATIENCE);
+        let _ = stream.write_all(body.as_bytes());
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        if raw.starts_with(b"HTTP/1.1 200") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never served again");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Break 7: the bodies being read were bounded each (64 MiB), not together:
+/// 8 stalled 60 MiB bodies held 490 MB. Bytes of bodies are counted as
+/// they arrive against one budget (256 MiB; 100,000 bytes here): a request
+/// that would pass it is answered 503 with Retry-After, never allocated.
+#[test]
+fn bodies_beyond_the_byte_budget_are_refused() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "budget=100000")]);
+    // A body of 90,000 bytes stalled after 80,000.
+    let mut stalled = open_with(&http, &post_head(&http, 90_000), PATIENCE);
+    stalled.write_all(&[b' '; 80_000]).expect("write");
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "pad": "x".repeat(30_000)});
+    // The server reads the stalled body as it comes: once it has, 80,000
+    // bytes are held and 30,000 more do not fit.
+    let deadline = Instant::now() + PATIENCE;
+    let reply = loop {
+        let reply = http.post(None, &ping);
+        if reply.status == 503 || Instant::now() > deadline {
+            break reply;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_eq!(
+        reply.body,
+        "Service Unavailable: the requests being answered hold 100000 bytes, the most this \
+         server holds at once; retry in a moment"
+    );
+    // The stalled body's bytes are given back when its connection goes.
+    drop(stalled);
+    let deadline = Instant::now() + PATIENCE;
+    while http.post(None, &ping).status == 503 {
+        assert!(Instant::now() < deadline, "the budget was never given back");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Whether `mcp` has `--unconfined` (the server is confined by default
 /// once it does; before, no `--root` was unconfined).
 fn unconfined_args() -> Vec<&'static str> {

@@ -67,22 +67,26 @@ impl Entry {
 }
 
 /// An answer's body that counts what it sends and writes the entry's line
-/// when it ends or is dropped (a client gone mid-stream).
+/// when it ends or is dropped (a client gone mid-stream). What the request
+/// holds until then (its body's bytes of the budget, its session's
+/// activity) is let go at the same moment.
 pub struct Logged {
     inner: BoxBody<Bytes, Infallible>,
     bytes: u64,
     entry: Option<Entry>,
+    held: Option<Box<dyn Send>>,
 }
 
 impl Logged {
-    pub fn new(inner: BoxBody<Bytes, Infallible>, entry: Entry) -> Logged {
-        Logged { inner, bytes: 0, entry: Some(entry) }
+    pub fn new(inner: BoxBody<Bytes, Infallible>, entry: Entry, held: Box<dyn Send>) -> Logged {
+        Logged { inner, bytes: 0, entry: Some(entry), held: Some(held) }
     }
 
     fn finish(&mut self) {
         if let Some(entry) = self.entry.take() {
             entry.write(self.bytes);
         }
+        self.held = None;
     }
 }
 
