@@ -921,6 +921,117 @@ fn the_token_is_not_in_any_procs_environ() {
     }
 }
 
+/// The number of job namespaces in `state` (a directory each).
+fn namespaces(state: &Path) -> usize {
+    std::fs::read_dir(state).map_or(0, |entries| entries.flatten().count())
+}
+
+/// Break 9: rmcp ended a session idle for 300 s even while a job (or a
+/// call) of it ran, and the job with it; the docs promise a job lives
+/// until job_kill or its time to live. A session with a running job, or a
+/// running call, is kept (the idle bound is 0.5 s here).
+#[test]
+fn an_idle_session_with_a_running_job_is_kept() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let state = env.path("state");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let envs = [(LIMITS, "idle=0.5"), ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"))];
+    let http = Http::start(&env, &args, &envs);
+    let idle = http.session(json!({}));
+    let busy = http.session(json!({}));
+    let job =
+        http.call(&busy, 2, "bash", json!({"command": "sleep 30", "run_in_background": true}));
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    // A call of 2 s, four times the idle bound, answers whole.
+    let call = http.call(&busy, 3, "bash", json!({"command": "sleep 2; echo kept"}));
+    assert_eq!(
+        call["result"]["structuredContent"],
+        json!({"output": "kept", "exit_code": 0}),
+        "{call}"
+    );
+    // The idle one expires meanwhile, so expiry has run; a little more.
+    let short = &idle[..8];
+    let said =
+        log_until(&http, PATIENCE, |line| line.contains(&format!("session {short} expired")));
+    assert!(said.last().is_some_and(|l| l.contains("expired")), "{said:?}");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let listed = http.call(&busy, 4, "job_list", json!({}));
+    let jobs = &listed["result"]["structuredContent"]["jobs"];
+    assert_eq!(jobs.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(jobs[0]["state"], "running", "{listed}");
+    let (_, log) = http.stop();
+    let busy_short = &busy[..8];
+    assert!(log.iter().all(|l| !l.contains(&format!("session {busy_short} expired"))), "{log:?}");
+}
+
+/// Break 9's other half: a session idle for the bound (300 s; 0.5 s here),
+/// with no request open and no call or job running, expires: its next
+/// request is 404, and its ended jobs are removed with it.
+#[test]
+fn an_idle_session_without_calls_or_jobs_expires_with_its_ended_jobs() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let state = env.path("state");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let envs = [(LIMITS, "idle=0.5"), ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"))];
+    let http = Http::start(&env, &args, &envs);
+    let session = http.session(json!({}));
+    let job = http.call(&session, 2, "bash", json!({"command": "true", "run_in_background": true}));
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    assert_eq!(namespaces(&state), 1);
+    let short = &session[..8];
+    let said = log_until(&http, PATIENCE, |line| line.contains("expired"));
+    assert_eq!(
+        said.last().map(String::as_str),
+        Some(
+            format!(
+                "ikigai-tools mcp: session {short} expired: no request for 0.5 s, no call or job \
+                 running"
+            )
+            .as_str()
+        ),
+        "{said:?}"
+    );
+    let ping = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(ping.status, 404, "{ping:?}");
+    let deadline = Instant::now() + PATIENCE;
+    while namespaces(&state) > 0 {
+        assert!(Instant::now() < deadline, "the session's jobs were not removed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Break 10: 20,000 `initialize` took 1.18 GB. Past the bound (1024; 2
+/// here) `initialize` is answered 503 with a JSON-RPC error that says the
+/// server is full and how to end a session; once one is deleted, a new
+/// one is made.
+#[test]
+fn sessions_beyond_the_bound_are_refused() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "sessions=2")]);
+    let first = http.session(json!({}));
+    let _second = http.session(json!({}));
+    let refused = http.post(None, &initialize(json!({})));
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("mcp-session-id"), None);
+    assert_eq!(
+        serde_json::from_str::<Value>(&refused.body).expect("JSON"),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message":
+            "The server is full: 2 sessions are open, the most it takes. End a session you no \
+             longer use with DELETE /mcp (its Mcp-Session-Id header), or retry once one idle \
+             for 300 s has expired."}})
+    );
+    // A session's own requests are served as before.
+    let ping = http.post(Some(&first), &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(ping.status, 200, "{ping:?}");
+    let deleted = http.send("DELETE", &[("Mcp-Session-Id", &first)], "");
+    assert_eq!(deleted.status, 202, "{deleted:?}");
+    assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
+}
+
 /// Break 10: the access log copied each JSON-RPC method whole (and
 /// escaped, up to five times longer): a 10 MB method wrote a 50 MB line.
 /// What a line copies from the request is bounded, a cut marked.

@@ -10,7 +10,8 @@
 //! - `limits`: the bounds, and the tests' knob;
 //! - `connections`: how many are open at once;
 //! - `body`: a request's body, within its size, time and the byte budget;
-//! - `sessions`: a `Server` per session, ended with it;
+//! - `sessions`: a `Server` per session, ended with it, bounded, expired
+//!   when idle;
 //! - `access_log`: one line per request on stderr.
 
 mod access_log;
@@ -159,7 +160,7 @@ async fn serve(
     ));
 
     let stop = CancellationToken::new();
-    let sessions = Arc::new(Sessions::default());
+    let sessions = Arc::new(Sessions::new(limits.sessions));
     let factory_sessions = Arc::clone(&sessions);
     // Requests of the stateless revision come without a session, each to a
     // server of its own: their calls (and jobs) share one namespace, which
@@ -176,8 +177,12 @@ async fn serve(
     let config = rebinding_checks(StreamableHttpServerConfig::default(), &bound, allow_origins)
         .with_cancellation_token(stop.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BYTES);
-    let service =
-        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    // rmcp's keep-alive ends a session idle for 300 s even while a call or
+    // a job of it runs: off, and `sessions` expires idle ones instead.
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = None;
+    let manager = Arc::new(manager);
+    let service = StreamableHttpService::new(factory, Arc::clone(&manager), config);
     let shared = Arc::new(Shared {
         service,
         token,
@@ -185,6 +190,7 @@ async fn serve(
         budget: Budget::new(limits.budget),
         limits,
     });
+    tokio::spawn(Arc::clone(&sessions).expire_idle(limits.idle, manager, stop.clone()));
     let connections = Connections::new(limits.connections);
 
     let graceful = GracefulShutdown::new();
@@ -283,6 +289,7 @@ type BoxBody = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 #[derive(Default)]
 struct Held {
     _bytes: Option<body::Held>,
+    _activity: Option<sessions::Activity>,
 }
 
 async fn answer(
@@ -309,6 +316,8 @@ async fn answer(
             return (response, held);
         }
     }
+    let session = request.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
+    held._activity = session.and_then(|id| shared.sessions.begin(id));
     // A declared length over the bound is refused before a byte is read.
     if request.body().size_hint().lower() > MAX_REQUEST_BYTES as u64 {
         return (too_large(), held);
@@ -325,6 +334,16 @@ async fn answer(
     if parts.method == hyper::Method::POST {
         entry.rpc = access_log::rpc_methods(&body);
     }
+    // A new session takes a place, if one is left, while it is made.
+    let mut slot = None;
+    if parts.method == hyper::Method::POST && !parts.headers.contains_key(SESSION_ID) {
+        if let Some(id) = initialize_id(&body) {
+            match shared.sessions.reserve() {
+                Some(reserved) => slot = Some(reserved),
+                None => return (full(shared, id), held),
+            }
+        }
+    }
     let deleting = (parts.method == hyper::Method::DELETE)
         .then(|| parts.headers.get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned))
         .flatten();
@@ -334,6 +353,7 @@ async fn answer(
     if let (Some(made), Some(id)) = (made, assigned) {
         shared.sessions.name(made, id);
     }
+    drop(slot);
     if let Some(id) = deleting.filter(|_| response.status().is_success()) {
         shared.sessions.deleted(&id);
     }
@@ -373,6 +393,39 @@ fn refusal(refused: body::Refused) -> Response<BoxBody> {
         body::Refused::Broken(e) => plain(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")),
     };
     response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The `id` of a body that is one `initialize` request (which makes a
+/// session), read without copying the rest.
+fn initialize_id(body: &[u8]) -> Option<serde_json::Value> {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        id: Option<serde_json::Value>,
+        #[serde(borrow)]
+        method: Option<&'a serde_json::value::RawValue>,
+    }
+    let request: Request = serde_json::from_slice(body).ok()?;
+    (request.method?.get() == "\"initialize\"").then(|| request.id.unwrap_or_default())
+}
+
+/// The answer to an `initialize` when the most sessions are live: 503 and
+/// a JSON-RPC error that says what to do.
+fn full(shared: &Shared, id: serde_json::Value) -> Response<BoxBody> {
+    let max = shared.sessions.max();
+    let idle = shared.limits.idle.as_secs_f64();
+    let message = format!(
+        "The server is full: {max} sessions are open, the most it takes. End a session you no \
+         longer use with DELETE /mcp (its Mcp-Session-Id header), or retry once one idle for \
+         {idle} s has expired."
+    );
+    let error = serde_json::json!({"jsonrpc": "2.0", "id": id,
+        "error": {"code": -32000, "message": message}});
+    let mut response = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(RETRY_AFTER, HeaderValue::from_static("10"));
     response
 }
 
