@@ -341,7 +341,7 @@ fn mcp_http_token_file_must_not_be_readable_by_others() {
     let path = file.to_str().expect("utf-8");
     let out =
         Http::command(&env, &["--listen", "0", "--token-file", path], &[]).output().expect("run");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr,
@@ -673,4 +673,444 @@ fn mcp_http_initialize_with_only_stateless_metadata_is_404_method_not_found() {
         json!({"jsonrpc": "2.0", "id": 500, "error": {"code": -32601, "message":
             "Method not found: initialize (revision 2026-07-28 has none; use server/discover)"}})
     );
+}
+
+/// The knob that shortens the server's bounds for a test (docs/MCP.md,
+/// "Over HTTP", "Bounds").
+const LIMITS: &str = "IKIGAI_TOOLS_MCP_HTTP_LIMITS";
+
+/// A connection with `head` sent (a request's line and headers, the blank
+/// line included), reading with `patience`.
+fn open_with(http: &Http, head: &str, patience: std::time::Duration) -> TcpStream {
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(patience)).expect("timeout");
+    stream.write_all(head.as_bytes()).expect("write the head");
+    stream
+}
+
+/// A POST's head declaring `length` bytes of body.
+fn post_head(http: &Http, length: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n",
+        http.addr
+    )
+}
+
+/// The lines of stderr that came within `patience`, until one satisfies `done`.
+fn log_until(
+    http: &Http,
+    patience: std::time::Duration,
+    done: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + patience;
+    let mut lines = Vec::new();
+    while let Ok(line) = http.log.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let over = done(&line);
+        lines.push(line);
+        if over {
+            break;
+        }
+    }
+    lines
+}
+
+/// Break 7: hyper bounds only the headers' time; a body trickled a byte
+/// every few seconds held its connection (and what it had sent) forever.
+/// The whole body must arrive within the body bound (60 s; 1 s here).
+#[test]
+fn a_trickled_body_is_cut_off_after_the_body_time_limit() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "body=1")]);
+    // Without the bound nothing comes back: the read times out (4 s).
+    let mut stream = open_with(&http, &post_head(&http, 1000), std::time::Duration::from_secs(4));
+    let mut writer = stream.try_clone().expect("clone");
+    let trickle = std::thread::spawn(move || {
+        for _ in 0..20 {
+            if writer.write_all(b" ").is_err() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 408, "{reply:?}");
+    assert_eq!(
+        reply.body,
+        "Request Timeout: a request's body must arrive whole within 1 s of its headers"
+    );
+    assert_eq!(reply.header("connection"), Some("close"));
+    trickle.join().expect("trickle");
+    // The server serves on.
+    assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
+}
+
+/// Break 7: any number of connections were taken and held. Past the bound
+/// (256; 3 here) a new one is answered 503 at once and closed, and stderr
+/// says so; once one closes, a new one is served.
+#[test]
+fn connections_beyond_the_bound_are_refused() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "connections=3")]);
+    // Three connections that have sent nothing yet (the header wait, 5 s,
+    // is longer than this test).
+    let held: Vec<TcpStream> =
+        (0..3).map(|_| TcpStream::connect(&http.addr).expect("connect")).collect();
+    // Without the bound the fourth is taken, and waits for a request: the
+    // read times out.
+    let mut fourth = TcpStream::connect(&http.addr).expect("connect");
+    fourth.set_read_timeout(Some(std::time::Duration::from_secs(3))).expect("timeout");
+    let reply = read_reply(&mut fourth);
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_eq!(
+        reply.body,
+        "Service Unavailable: 3 connections are open, the most this server takes; retry once \
+         one closes"
+    );
+    let said = log_until(&http, PATIENCE, |line| line.contains("refused a connection"));
+    let line = said.last().expect("a line");
+    assert!(
+        line.starts_with("ikigai-tools mcp: refused a connection from 127.0.0.1:")
+            && line.ends_with(": 3 connections are open, the most (503)"),
+        "{said:?}"
+    );
+    drop(held);
+    // The server notices the closed ones as it polls them: a moment, during
+    // which a request may still be refused (503, or reset once sent).
+    let body = initialize(json!({})).to_string();
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let mut stream = open_with(&http, &post_head(&http, body.len()), PATIENCE);
+        let _ = stream.write_all(body.as_bytes());
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        if raw.starts_with(b"HTTP/1.1 200") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never served again");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Break 7: the bodies being read were bounded each (64 MiB), not together:
+/// 8 stalled 60 MiB bodies held 490 MB. Bytes of bodies are counted as
+/// they arrive against one budget (256 MiB; 100,000 bytes here): a request
+/// that would pass it is answered 503 with Retry-After, never allocated.
+#[test]
+fn bodies_beyond_the_byte_budget_are_refused() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "budget=100000")]);
+    // A body of 90,000 bytes stalled after 80,000.
+    let mut stalled = open_with(&http, &post_head(&http, 90_000), PATIENCE);
+    stalled.write_all(&[b' '; 80_000]).expect("write");
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "pad": "x".repeat(30_000)});
+    // The server reads the stalled body as it comes: once it has, 80,000
+    // bytes are held and 30,000 more do not fit.
+    let deadline = Instant::now() + PATIENCE;
+    let reply = loop {
+        let reply = http.post(None, &ping);
+        if reply.status == 503 || Instant::now() > deadline {
+            break reply;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_eq!(
+        reply.body,
+        "Service Unavailable: the requests being answered hold 100000 bytes, the most this \
+         server holds at once; retry in a moment"
+    );
+    // The stalled body's bytes are given back when its connection goes.
+    drop(stalled);
+    let deadline = Instant::now() + PATIENCE;
+    while http.post(None, &ping).status == 503 {
+        assert!(Instant::now() < deadline, "the budget was never given back");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether `mcp` has `--unconfined` (the server is confined by default
+/// once it does; before, no `--root` was unconfined).
+fn unconfined_args() -> Vec<&'static str> {
+    let help = Command::new(common::binary()).args(["mcp", "--help"]).output().expect("help");
+    let has = String::from_utf8_lossy(&help.stdout).contains("--unconfined");
+    if has {
+        vec!["--unconfined"]
+    } else {
+        vec![]
+    }
+}
+
+/// Break 8: `remove_var` took the token out of libc's array only, not out
+/// of the block the kernel gave the process, which /proc/PID/environ shows
+/// and the spawner (forked, not exec'd) inherits: an unconfined bash read
+/// it in /proc/$PPID/environ. No process from the server down to the call
+/// shows it.
+#[test]
+fn the_token_is_not_in_any_procs_environ() {
+    let env = Env::new();
+    let secret = "tok-5e6f7a8b9c";
+    let mut args = vec!["--listen", "0"];
+    // A confined bash may not read its ancestors' /proc entries (Landlock):
+    // the break is an unconfined one's.
+    args.extend(unconfined_args());
+    let http = Http::start(&env, &args, &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
+    let server = http.child.id();
+    let bearer = format!("Bearer {secret}");
+    let send = |session: Option<&str>, message: &Value| {
+        let mut headers = vec![("Authorization", bearer.as_str())];
+        headers.extend(session.map(|s| ("Mcp-Session-Id", s)));
+        http.send("POST", &headers, &message.to_string())
+    };
+    let reply = send(None, &initialize(json!({})));
+    let session = reply.header("mcp-session-id").expect("a session").to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(send(Some(&session), &initialized).status, 202);
+    // Every process from the call's shell up to the server: how many
+    // environments were read, and which hold the secret.
+    let command = format!(
+        "p=$$; read=0; while :; do \
+           if tr '\\0' '\\n' < /proc/$p/environ > /tmp/env.$$ 2>/dev/null; then \
+             read=$((read+1)); grep -q {secret} /tmp/env.$$ && echo \"found in $p\"; fi; \
+           [ $p = {server} ] && break; \
+           p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); [ $p -gt 1 ] || break; \
+         done; rm -f /tmp/env.$$; echo \"read $read\""
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}});
+    let answer = send(Some(&session), &call).answer();
+    let output = answer["result"]["structuredContent"]["output"].as_str().unwrap_or_default();
+    // The shell, its parents (the tool, the spawner) and the server.
+    let read: usize = output
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("read "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(read >= 3 && !output.contains("found"), "{answer}");
+    // And as seen from outside: the server and every process under it.
+    let mut pids = vec![server];
+    let mut at = 0;
+    while at < pids.len() {
+        let children = std::fs::read_dir(format!("/proc/{}/task", pids[at]))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|text| {
+                text.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>()
+            })
+            .collect::<Vec<u32>>();
+        pids.extend(children);
+        at += 1;
+    }
+    assert!(pids.len() >= 2, "the server and its spawner: {pids:?}");
+    for pid in pids {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let shown = String::from_utf8_lossy(&environ);
+        assert!(!shown.contains(secret), "/proc/{pid}/environ holds the token");
+        assert!(!shown.contains("IKIGAI_TOOLS_MCP_TOKEN"), "/proc/{pid}/environ names it");
+    }
+}
+
+/// The number of job namespaces in `state` (a directory each).
+fn namespaces(state: &Path) -> usize {
+    std::fs::read_dir(state).map_or(0, |entries| entries.flatten().count())
+}
+
+/// Break 9: rmcp ended a session idle for 300 s even while a job (or a
+/// call) of it ran, and the job with it; the docs promise a job lives
+/// until job_kill or its time to live. A session with a running job, or a
+/// running call, is kept (the idle bound is 0.5 s here).
+#[test]
+fn an_idle_session_with_a_running_job_is_kept() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let state = env.path("state");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let envs = [(LIMITS, "idle=0.5"), ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"))];
+    let http = Http::start(&env, &args, &envs);
+    let idle = http.session(json!({}));
+    let busy = http.session(json!({}));
+    let job =
+        http.call(&busy, 2, "bash", json!({"command": "sleep 30", "run_in_background": true}));
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    // A call of 2 s, four times the idle bound, answers whole.
+    let call = http.call(&busy, 3, "bash", json!({"command": "sleep 2; echo kept"}));
+    assert_eq!(
+        call["result"]["structuredContent"],
+        json!({"output": "kept", "exit_code": 0}),
+        "{call}"
+    );
+    // The idle one expires meanwhile, so expiry has run; a little more.
+    let short = &idle[..8];
+    let said =
+        log_until(&http, PATIENCE, |line| line.contains(&format!("session {short} expired")));
+    assert!(said.last().is_some_and(|l| l.contains("expired")), "{said:?}");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let listed = http.call(&busy, 4, "job_list", json!({}));
+    let jobs = &listed["result"]["structuredContent"]["jobs"];
+    assert_eq!(jobs.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(jobs[0]["state"], "running", "{listed}");
+    let (_, log) = http.stop();
+    let busy_short = &busy[..8];
+    assert!(log.iter().all(|l| !l.contains(&format!("session {busy_short} expired"))), "{log:?}");
+}
+
+/// Break 9's other half: a session idle for the bound (300 s; 0.5 s here),
+/// with no request open and no call or job running, expires: its next
+/// request is 404, and its ended jobs are removed with it.
+#[test]
+fn an_idle_session_without_calls_or_jobs_expires_with_its_ended_jobs() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let state = env.path("state");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let envs = [(LIMITS, "idle=0.5"), ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"))];
+    let http = Http::start(&env, &args, &envs);
+    let session = http.session(json!({}));
+    let job = http.call(&session, 2, "bash", json!({"command": "true", "run_in_background": true}));
+    assert_eq!(job["result"]["isError"], false, "{job}");
+    assert_eq!(namespaces(&state), 1);
+    let short = &session[..8];
+    let said = log_until(&http, PATIENCE, |line| line.contains("expired"));
+    assert_eq!(
+        said.last().map(String::as_str),
+        Some(
+            format!(
+                "ikigai-tools mcp: session {short} expired: no request for 0.5 s, no call or job \
+                 running"
+            )
+            .as_str()
+        ),
+        "{said:?}"
+    );
+    let ping = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(ping.status, 404, "{ping:?}");
+    let deadline = Instant::now() + PATIENCE;
+    while namespaces(&state) > 0 {
+        assert!(Instant::now() < deadline, "the session's jobs were not removed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Break 10: 20,000 `initialize` took 1.18 GB. Past the bound (1024; 2
+/// here) `initialize` is answered 503 with a JSON-RPC error that says the
+/// server is full and how to end a session; once one is deleted, a new
+/// one is made.
+#[test]
+fn sessions_beyond_the_bound_are_refused() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[(LIMITS, "sessions=2")]);
+    let first = http.session(json!({}));
+    let _second = http.session(json!({}));
+    let refused = http.post(None, &initialize(json!({})));
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("mcp-session-id"), None);
+    assert_eq!(
+        serde_json::from_str::<Value>(&refused.body).expect("JSON"),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message":
+            "The server is full: 2 sessions are open, the most it takes. End a session you no \
+             longer use with DELETE /mcp (its Mcp-Session-Id header), or retry once one idle \
+             for 300 s has expired."}})
+    );
+    // A session's own requests are served as before.
+    let ping = http.post(Some(&first), &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(ping.status, 200, "{ping:?}");
+    let deleted = http.send("DELETE", &[("Mcp-Session-Id", &first)], "");
+    assert_eq!(deleted.status, 202, "{deleted:?}");
+    assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
+}
+
+/// Break 10: the access log copied each JSON-RPC method whole (and
+/// escaped, up to five times longer): a 10 MB method wrote a 50 MB line.
+/// What a line copies from the request is bounded, a cut marked.
+#[test]
+fn a_huge_method_name_makes_a_short_access_log_line() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    let http = Http::start(&env, &args, &[]);
+    let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "\u{1}".repeat(1 << 20)});
+    http.post(None, &huge);
+    let batch: Vec<Value> =
+        (0..1000).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"})).collect();
+    http.post(None, &Value::Array(batch));
+    http.send(&"X".repeat(5000), &[], "");
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let head = format!(
+        "GET /{} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        "p".repeat(5000),
+        http.addr
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    assert_eq!(read_reply(&mut stream).status, 404);
+    let (_, log) = http.stop();
+    let requests: Vec<&String> = log.iter().filter(|l| l.contains(" session=")).collect();
+    assert_eq!(requests.len(), 4, "{log:?}");
+    for line in &requests {
+        assert!(line.len() <= 400, "a line of {} bytes: {}…", line.len(), &line[..400]);
+    }
+    let cut = format!("{}…", "\\u{1}".repeat(9));
+    assert!(requests[0].ends_with(&cut), "{}", requests[0]);
+    assert!(requests[1].ends_with(" ping,ping,ping,ping,+996"), "{}", requests[1]);
+    assert!(requests[2].contains(&format!(" {}… /mcp ", "X".repeat(16))), "{}", requests[2]);
+    assert!(requests[3].contains(&format!(" GET /{}… ", "p".repeat(99))), "{}", requests[3]);
+}
+
+/// Break 10: the token file was opened blocking: a FIFO held the start
+/// forever (until a writer came). It is opened without blocking and must
+/// be a regular file: one line, exit 2, at once.
+#[test]
+fn a_token_file_that_is_a_fifo_is_refused_at_once() {
+    let env = Env::new();
+    let fifo = env.path("token");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let path = fifo.to_str().expect("utf-8");
+    let mut child =
+        Http::command(&env, &["--listen", "0", "--token-file", path], &[]).spawn().expect("run");
+    // Without the fix the server waits on the FIFO until killed (PATIENCE).
+    let status = wait_or_kill(&mut child);
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read");
+    assert_eq!(status.code(), Some(2), "{status:?} {stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "ikigai-tools mcp: cannot start: --token-file {path}: not a regular file (a FIFO)\n"
+        )
+    );
+    // A link to a good token file is refused too (its final component is
+    // never followed), and so is a file longer than a token.
+    let good = env.write("good", "tok-from-file\n");
+    std::fs::set_permissions(&good, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = env.path("link");
+    std::os::unix::fs::symlink(&good, &link).expect("symlink");
+    let big = env.write("big", "t".repeat(5000));
+    std::fs::set_permissions(&big, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    for (file, why) in [
+        (&link, "a symbolic link: name the file itself"),
+        (&big, "longer than 4096 bytes: a token is one line"),
+    ] {
+        let file = file.to_str().expect("utf-8");
+        let out = Http::command(&env, &["--listen", "0", "--token-file", file], &[])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("ikigai-tools mcp: cannot start: --token-file {file}: {why}\n")
+        );
+    }
 }

@@ -126,15 +126,18 @@ fn mcp_command() -> Command {
 }
 
 fn run_mcp(m: &ArgMatches) -> ExitCode {
-    // The token leaves the environment before the spawner is forked with
-    // it: no call's process may inherit it.
+    // The token leaves the environment (libc's array and the block the
+    // kernel gave, which /proc/PID/environ shows) before the spawner is
+    // forked with it and while this is the one thread: no call's process
+    // may inherit it nor read it there. A token that cannot be taken is a
+    // bad argument: one line, exit 2, as a bad --root.
     let token = match m.contains_id("listen") {
         true => {
             match crate::mcp::take_token(m.get_one::<PathBuf>("token-file").map(PathBuf::as_path)) {
                 Ok(token) => token,
                 Err(e) => {
                     print_command_error(MCP, format_args!("cannot start: {e}"));
-                    return ExitCode::Failure;
+                    return ExitCode::UsageError;
                 }
             }
         }

@@ -270,6 +270,13 @@ pub fn sweep(ns: &Namespace, settings: &Settings) {
     }
 }
 
+/// Whether a job of the namespace still runs: an idle MCP session over
+/// HTTP is kept while one does.
+pub fn any_running(settings: &Settings) -> bool {
+    let Ok(ns) = Namespace::open(settings, None) else { return false };
+    ns.ids().iter().filter_map(|id| Job::open(&ns, id).ok()).any(|job| job.ended().is_none())
+}
+
 /// Ends every job of the namespace and removes them all: an MCP session
 /// that ends takes its jobs with it. (The server's own roots are not the
 /// calls': only a process proven a job's supervisor is signalled.)

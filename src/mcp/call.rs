@@ -132,11 +132,32 @@ impl Calls {
         .await;
         // The session's jobs end with it (the full profile's only).
         if self.profile.is_full() {
-            let mut settings = crate::jobs::Settings::from_env(self.profile);
-            settings.session = Some(self.session.as_str().to_owned());
+            let settings = self.jobs_settings();
             let _ =
                 tokio::task::spawn_blocking(move || crate::jobs::control::end_all(&settings)).await;
         }
+    }
+
+    /// Whether a call of the session runs, or a job of it (the full
+    /// profile's): an idle HTTP session is kept while one does.
+    pub async fn busy(&self) -> bool {
+        if *self.running.borrow() > 0 {
+            return true;
+        }
+        if !self.profile.is_full() {
+            return false;
+        }
+        let settings = self.jobs_settings();
+        tokio::task::spawn_blocking(move || crate::jobs::control::any_running(&settings))
+            .await
+            .unwrap_or(true)
+    }
+
+    /// The job tools' settings for the session's namespace.
+    fn jobs_settings(&self) -> crate::jobs::Settings {
+        let mut settings = crate::jobs::Settings::from_env(self.profile);
+        settings.session = Some(self.session.as_str().to_owned());
+        settings
     }
 
     /// Runs `tool` with `args` (a JSON object's text) to its end, or until

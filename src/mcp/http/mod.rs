@@ -1,17 +1,24 @@
 //! `ikigai-tools mcp --listen ADDR`: the same server over MCP's streamable
 //! HTTP transport (rmcp's `StreamableHttpService` under hyper), at `/mcp`
 //! (docs/MCP.md, "Over HTTP"). Around rmcp, this module adds what a server
-//! reachable from a network needs: a bearer token, the access log, the
-//! request-size bound before the body is held, and a shutdown that stops
-//! every session's calls.
+//! reachable from a network needs: a bearer token, the access log, bounds
+//! on what clients hold (connections, sessions, the time and bytes of
+//! request bodies), and a shutdown that stops every session's calls.
 //!
 //! - `listen`: the address, and whether it is loopback;
 //! - `auth`: the token, from a file or the environment;
-//! - `sessions`: a `Server` per session, ended with it;
+//! - `limits`: the bounds, and the tests' knob;
+//! - `connections`: how many are open at once;
+//! - `body`: a request's body, within its size, time and the byte budget;
+//! - `sessions`: a `Server` per session, ended with it, bounded, expired
+//!   when idle;
 //! - `access_log`: one line per request on stderr.
 
 mod access_log;
 mod auth;
+mod body;
+mod connections;
+mod limits;
 mod listen;
 mod sessions;
 
@@ -21,9 +28,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Incoming};
-use hyper::header::{HeaderValue, AUTHORIZATION, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONNECTION, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -37,6 +44,9 @@ use super::roots::{Confinement, SessionRoots};
 use super::server::Server;
 use super::{stop_signal, tell, Ending};
 use access_log::{Entry, Logged};
+use body::Budget;
+use connections::Connections;
+use limits::Limits;
 use sessions::Sessions;
 
 pub use auth::TOKEN_VAR;
@@ -55,7 +65,13 @@ pub const MAX_REQUEST_BYTES: usize = 64 << 20;
 const CONNECTIONS_GRACE: Duration = Duration::from_secs(2);
 /// How long a connection may take to send a request's headers: a client
 /// that opens connections and trickles bytes (slowloris) holds none longer.
+/// It also bounds an idle keep-alive connection: hyper waits for the next
+/// request's headers as for the first.
 pub const HEADER_WAIT: Duration = Duration::from_secs(5);
+/// The most bytes hyper buffers for a connection (its read buffer, where a
+/// request's headers must fit, and its write queue): 64 KiB rather than
+/// its ~400 KiB, so that many open connections cost little.
+const CONNECTION_BUFFER: usize = 64 << 10;
 
 /// What `mcp --listen` was told.
 pub struct Options {
@@ -84,6 +100,13 @@ pub fn run(options: Options, command_line_roots: Confinement, settings: CallSett
         ));
         return Ending::Failed;
     }
+    let limits = match Limits::from_env() {
+        Ok(limits) => limits,
+        Err(e) => {
+            tell(format_args!("cannot start: {e}"));
+            return Ending::Failed;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -91,10 +114,17 @@ pub fn run(options: Options, command_line_roots: Confinement, settings: CallSett
             return Ending::Failed;
         }
     };
-    let ending =
-        runtime.block_on(serve(addr, token, options.allow_origins, command_line_roots, settings));
+    let served = Served { token, allow_origins: options.allow_origins, limits };
+    let ending = runtime.block_on(serve(addr, served, command_line_roots, settings));
     runtime.shutdown_timeout(Duration::from_millis(100));
     ending
+}
+
+/// How the server serves, beside the address and the calls' settings.
+struct Served {
+    token: Option<Token>,
+    allow_origins: Vec<String>,
+    limits: Limits,
 }
 
 /// What every request's handler shares.
@@ -102,15 +132,17 @@ struct Shared {
     service: StreamableHttpService<Server, LocalSessionManager>,
     token: Option<Token>,
     sessions: Arc<Sessions>,
+    budget: Budget,
+    limits: Limits,
 }
 
 async fn serve(
     addr: SocketAddr,
-    token: Option<Token>,
-    allow_origins: Vec<String>,
+    served: Served,
     command_line_roots: Confinement,
     settings: CallSettings,
 ) -> Ending {
+    let Served { token, allow_origins, limits } = served;
     let profile = settings.profile;
     let listener = match TcpListener::bind(addr).await {
         Ok(listener) => listener,
@@ -128,7 +160,7 @@ async fn serve(
     ));
 
     let stop = CancellationToken::new();
-    let sessions = Arc::new(Sessions::default());
+    let sessions = Arc::new(Sessions::new(limits.sessions));
     let factory_sessions = Arc::clone(&sessions);
     // Requests of the stateless revision come without a session, each to a
     // server of its own: their calls (and jobs) share one namespace, which
@@ -145,9 +177,21 @@ async fn serve(
     let config = rebinding_checks(StreamableHttpServerConfig::default(), &bound, allow_origins)
         .with_cancellation_token(stop.clone())
         .with_max_request_body_bytes(MAX_REQUEST_BYTES);
-    let service =
-        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
-    let shared = Arc::new(Shared { service, token, sessions: Arc::clone(&sessions) });
+    // rmcp's keep-alive ends a session idle for 300 s even while a call or
+    // a job of it runs: off, and `sessions` expires idle ones instead.
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = None;
+    let manager = Arc::new(manager);
+    let service = StreamableHttpService::new(factory, Arc::clone(&manager), config);
+    let shared = Arc::new(Shared {
+        service,
+        token,
+        sessions: Arc::clone(&sessions),
+        budget: Budget::new(limits.budget),
+        limits,
+    });
+    tokio::spawn(Arc::clone(&sessions).expire_idle(limits.idle, manager, stop.clone()));
+    let connections = Connections::new(limits.connections);
 
     let graceful = GracefulShutdown::new();
     let signal = loop {
@@ -164,6 +208,10 @@ async fn serve(
                 }
             },
         };
+        let Some(open) = connections.admit() else {
+            connections.refuse(stream, peer);
+            continue;
+        };
         let shared = Arc::clone(&shared);
         let handler = hyper::service::service_fn(move |request| {
             let shared = Arc::clone(&shared);
@@ -172,9 +220,11 @@ async fn serve(
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(HEADER_WAIT)
+            .max_buf_size(CONNECTION_BUFFER)
             .serve_connection(TokioIo::new(stream), handler);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
+            let _open = open;
             if let Err(e) = connection.await {
                 if !e.is_incomplete_message() {
                     tell(format_args!("connection from {peer}: {e}"));
@@ -219,29 +269,38 @@ fn rebinding_checks(
     config.with_allowed_hosts(local.into_iter().chain(std::iter::once(ip.to_string())))
 }
 
-/// One request: the path, the token, the size bound, then rmcp.
+/// One request: the path, the token, the bounds, then rmcp.
 async fn handle(shared: &Shared, peer: SocketAddr, request: Request<Incoming>) -> Response<Logged> {
     let mut entry = Entry::new(peer, request.method().as_str(), request.uri().path());
-    if let Some(id) = request.headers().get("mcp-session-id") {
+    if let Some(id) = request.headers().get(SESSION_ID) {
         entry.set_session(id.as_bytes());
     }
-    let response = answer(shared, request, &mut entry).await;
-    if let Some(id) = response.headers().get("mcp-session-id") {
+    let (response, held) = answer(shared, request, &mut entry).await;
+    if let Some(id) = response.headers().get(SESSION_ID) {
         entry.set_session(id.as_bytes());
     }
     entry.status = response.status().as_u16();
-    response.map(|body| Logged::new(body, entry))
+    response.map(|body| Logged::new(body, entry, Box::new(held)))
 }
 
 type BoxBody = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// What a request holds until its answer has been sent.
+#[derive(Default)]
+struct Held {
+    _bytes: Option<body::Held>,
+    _activity: Option<sessions::Activity>,
+}
 
 async fn answer(
     shared: &Shared,
     request: Request<Incoming>,
     entry: &mut Entry,
-) -> Response<BoxBody> {
+) -> (Response<BoxBody>, Held) {
+    let mut held = Held::default();
     if request.uri().path() != ENDPOINT {
-        return plain(StatusCode::NOT_FOUND, format!("Not Found: the MCP endpoint is {ENDPOINT}"));
+        let text = format!("Not Found: the MCP endpoint is {ENDPOINT}");
+        return (plain(StatusCode::NOT_FOUND, text), held);
     }
     if let Some(token) = &shared.token {
         let authorization = request.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
@@ -254,28 +313,36 @@ async fn answer(
                 WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"ikigai-tools mcp\""),
             );
-            return response;
+            return (response, held);
         }
     }
-    let too_large = || {
-        plain(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Payload Too Large: a request is at most {MAX_REQUEST_BYTES} bytes"),
-        )
-    };
+    let session = request.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
+    held._activity = session.and_then(|id| shared.sessions.begin(id));
     // A declared length over the bound is refused before a byte is read.
     if request.body().size_hint().lower() > MAX_REQUEST_BYTES as u64 {
-        return too_large();
+        return (too_large(), held);
     }
     let (parts, body) = request.into_parts();
-    // The body is held whole (rmcp would too) but never past the bound.
-    let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
-        Err(e) => return plain(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")),
+    let wait = shared.limits.body_wait;
+    let body = match body::read(body, MAX_REQUEST_BYTES, wait, &shared.budget).await {
+        Ok((bytes, bytes_held)) => {
+            held._bytes = Some(bytes_held);
+            bytes
+        }
+        Err(refused) => return (refusal(refused), held),
     };
     if parts.method == hyper::Method::POST {
         entry.rpc = access_log::rpc_methods(&body);
+    }
+    // A new session takes a place, if one is left, while it is made.
+    let mut slot = None;
+    if parts.method == hyper::Method::POST && !parts.headers.contains_key(SESSION_ID) {
+        if let Some(id) = initialize_id(&body) {
+            match shared.sessions.reserve() {
+                Some(reserved) => slot = Some(reserved),
+                None => return (full(shared, id), held),
+            }
+        }
     }
     let deleting = (parts.method == hyper::Method::DELETE)
         .then(|| parts.headers.get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned))
@@ -286,9 +353,79 @@ async fn answer(
     if let (Some(made), Some(id)) = (made, assigned) {
         shared.sessions.name(made, id);
     }
+    drop(slot);
     if let Some(id) = deleting.filter(|_| response.status().is_success()) {
         shared.sessions.deleted(&id);
     }
+    (response, held)
+}
+
+fn too_large() -> Response<BoxBody> {
+    plain(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Payload Too Large: a request is at most {MAX_REQUEST_BYTES} bytes"),
+    )
+}
+
+/// The answer to a body not taken. The connection is closed after it: the
+/// rest of the body is not read.
+fn refusal(refused: body::Refused) -> Response<BoxBody> {
+    let mut response = match refused {
+        body::Refused::TooLarge => too_large(),
+        body::Refused::TooSlow(wait) => plain(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "Request Timeout: a request's body must arrive whole within {} s of its headers",
+                wait.as_secs_f64()
+            ),
+        ),
+        body::Refused::Busy(budget) => {
+            let mut response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "Service Unavailable: the requests being answered hold {budget} bytes, the \
+                     most this server holds at once; retry in a moment"
+                ),
+            );
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+        body::Refused::Broken(e) => plain(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")),
+    };
+    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The `id` of a body that is one `initialize` request (which makes a
+/// session), read without copying the rest.
+fn initialize_id(body: &[u8]) -> Option<serde_json::Value> {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        id: Option<serde_json::Value>,
+        #[serde(borrow)]
+        method: Option<&'a serde_json::value::RawValue>,
+    }
+    let request: Request = serde_json::from_slice(body).ok()?;
+    (request.method?.get() == "\"initialize\"").then(|| request.id.unwrap_or_default())
+}
+
+/// The answer to an `initialize` when the most sessions are live: 503 and
+/// a JSON-RPC error that says what to do.
+fn full(shared: &Shared, id: serde_json::Value) -> Response<BoxBody> {
+    let max = shared.sessions.max();
+    let idle = shared.limits.idle.as_secs_f64();
+    let message = format!(
+        "The server is full: {max} sessions are open, the most it takes. End a session you no \
+         longer use with DELETE /mcp (its Mcp-Session-Id header), or retry once one idle for \
+         {idle} s has expired."
+    );
+    let error = serde_json::json!({"jsonrpc": "2.0", "id": id,
+        "error": {"code": -32000, "message": message}});
+    let mut response = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(RETRY_AFTER, HeaderValue::from_static("10"));
     response
 }
 
