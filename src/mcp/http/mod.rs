@@ -33,7 +33,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{CallSettings, Calls};
-use super::roots::{Confinement, SessionRoots};
+use super::roots::{CommandLine, SessionRoots};
 use super::server::Server;
 use super::{stop_signal, tell, Ending};
 use access_log::{Entry, Logged};
@@ -67,7 +67,7 @@ pub struct Options {
 }
 
 /// Serves MCP over HTTP until SIGTERM, SIGINT or SIGHUP.
-pub fn run(options: Options, command_line_roots: Confinement, settings: CallSettings) -> Ending {
+pub fn run(options: Options, command_line_roots: CommandLine, settings: CallSettings) -> Ending {
     let token = options.token;
     let addr = match listen::parse(&options.listen) {
         Ok(addr) => addr,
@@ -108,7 +108,7 @@ async fn serve(
     addr: SocketAddr,
     token: Option<Token>,
     allow_origins: Vec<String>,
-    command_line_roots: Confinement,
+    command_line_roots: CommandLine,
     settings: CallSettings,
 ) -> Ending {
     let profile = settings.profile;
@@ -257,6 +257,16 @@ async fn answer(
             return response;
         }
     }
+    if parts_mix_eras(request.method(), request.headers()) {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Bad Request: a request of protocol revision {STATELESS} or later has no \
+                 session, so it cannot carry Mcp-Session-Id (it would run outside the \
+                 session's roots): send it without the header, or on the session's revision"
+            ),
+        );
+    }
     let too_large = || {
         plain(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -294,6 +304,21 @@ async fn answer(
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
+
+/// The first revision without sessions.
+const STATELESS: &str = "2026-07-28";
+
+/// Whether a POST names a session and the stateless revision at once
+/// (whose `_meta` rmcp requires the `MCP-Protocol-Version` header to match):
+/// rmcp would serve it outside the session, under the roots it carries,
+/// where every call of a session must run under the session's (docs/MCP.md,
+/// "Confining a session"). It is refused.
+fn parts_mix_eras(method: &hyper::Method, headers: &hyper::HeaderMap) -> bool {
+    let revision = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+    method == hyper::Method::POST
+        && headers.contains_key(SESSION_ID)
+        && revision.is_some_and(|v| v >= STATELESS)
+}
 
 fn plain(status: StatusCode, text: String) -> Response<BoxBody> {
     let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
