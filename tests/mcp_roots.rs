@@ -383,7 +383,7 @@ fn mcp_paths_http_stateless_is_confined_or_refused() {
 #[test]
 fn mcp_paths_stateless_meta_in_an_http_session_is_refused() {
     let f = Fixture::new();
-    for start in STARTS {
+    for start in [Start::Unconfined, Start::Neither, Start::Root] {
         let server = http(&f, start);
         for client in CLIENTS {
             let session = http_session(&server, &f, client, "2025-06-18");
@@ -513,9 +513,9 @@ fn client_roots_outside_the_root_ceiling_are_refused() {
     std::os::unix::fs::symlink(f.secret.parent().expect("outside/"), f.r.join("out"))
         .expect("symlink");
     let outside_uris = [
+        file_uri(f.secret.parent().expect("outside/")),
         file_uri(&evil),
         file_uri(&f.r.join("out")),
-        file_uri(f.secret.parent().expect("outside/")),
         file_uri(&f.env.work()),
     ];
     let ceiling = f.r.canonicalize().expect("canonical r");
@@ -550,6 +550,15 @@ fn client_roots_outside_the_root_ceiling_are_refused() {
         session.request(id, "tools/call", read_params(path))["result"].clone()
     });
     assert_eq!(reach, Reach::ClientRoot);
+    // The stateless revision on stdio: the roots sent with the call.
+    let mut stateless = Session::start_with(&f.env, &os(&args));
+    let mut id = 10;
+    let mut send = |params: Value| {
+        id += 1;
+        stateless.request(id, "tools/call", params)["result"].clone()
+    };
+    let reach = f.reach(|path| stateless_read(&mut send, path, Some(&outside_uris[..1])));
+    assert_eq!(reach, Reach::Refused(says(&outside_uris[0])));
     // Over HTTP, in a new session: what a command re-entering the server does.
     let server = http(&f, Start::Root);
     let reply = server.post(None, &crate::mcp_http::initialize(json!({"roots": {}})));
@@ -568,10 +577,10 @@ fn client_roots_outside_the_root_ceiling_are_refused() {
     // The stateless revision: the roots sent with the call, bounded alike.
     let mut params = read_params(&f.secret);
     params["_meta"] = stateless_meta(true);
-    params["inputResponses"] = roots_response(&[outside_uris[2].clone()]);
+    params["inputResponses"] = roots_response(&[outside_uris[0].clone()]);
     let read = http_stateless(&server, 3, &params);
     assert_eq!(
         read["structuredContent"]["error"],
-        format!("Permission denied: {}", says(&outside_uris[2]))
+        format!("Permission denied: {}", says(&outside_uris[0]))
     );
 }
