@@ -4,7 +4,7 @@
 //! answered as images to a client that shows them (the MCP server).
 
 use crate::common;
-use crate::mcp::Session;
+use crate::mcp::{unconfined, Session};
 use common::*;
 
 use std::process::Command;
@@ -359,7 +359,7 @@ fn full_mcp_an_image_is_image_content_and_its_data_is_sent_once() {
     let image = png(3, 2);
     env.write("red.png", &image);
     env.write("a.txt", "text\n");
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     let answer = session.call(2, "file_read", json!({"file_path": "red.png"}));
     let text = format!("Image: PNG, 3x2, {} bytes\nsha256: {}", image.len(), sha256(&image));
     assert_eq!(
@@ -381,8 +381,8 @@ fn full_mcp_an_image_is_image_content_and_its_data_is_sent_once() {
     let answer = session.call(3, "file_read", json!({"file_path": "a.txt"}));
     assert_eq!(answer["result"]["content"].as_array().map(Vec::len), Some(1));
     // Served in the seed profile, the server reads every file as text.
-    let mut seed =
-        Session::initialized_with(&env, &["--profile".as_ref(), "seed".as_ref()], json!({}));
+    let args = ["--unconfined".as_ref(), "--profile".as_ref(), "seed".as_ref()];
+    let mut seed = Session::initialized_with(&env, &args, json!({}));
     let answer = seed.call(2, "file_read", json!({"file_path": "red.png"}));
     let content = answer["result"]["content"].as_array().unwrap();
     assert_eq!(content.len(), 1, "{answer}");

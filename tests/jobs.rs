@@ -4,7 +4,7 @@
 //! server. Each test has a state directory of its own.
 
 use crate::common;
-use crate::mcp::Session;
+use crate::mcp::{unconfined, Session};
 use common::fuzz::{seed_from_env, Rng};
 use common::procs::{assert_gone_within, is_gone};
 use common::*;
@@ -624,7 +624,7 @@ fn jobs_the_seed_profile_has_no_jobs() {
 #[test]
 fn jobs_over_mcp_wait_with_progress_cancel_and_end_with_the_session() {
     let env = Env::new();
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     let pidfile = env.path("pids");
     let command = with_pids(&pidfile, "echo up; sleep 3; echo later; sleep 300");
     let first = session.call(2, "bash", json!({"command": command, "run_in_background": true}));

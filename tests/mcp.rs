@@ -28,9 +28,16 @@ pub(crate) struct Session {
     lines: Receiver<String>,
 }
 
+/// The arguments of a server that serves the whole machine, on purpose:
+/// without them (or `--root`) every call is refused.
+pub(crate) fn unconfined() -> [&'static std::ffi::OsStr; 1] {
+    [std::ffi::OsStr::new("--unconfined")]
+}
+
 impl Session {
+    /// A server started `--unconfined`.
     fn start(env: &Env) -> Session {
-        Session::start_with(env, &[])
+        Session::start_with(env, &unconfined())
     }
 
     /// A server started as `ikigai-tools mcp ARGS…`. Its `TMPDIR` is `tmp/`
@@ -77,9 +84,10 @@ impl Session {
         i32::try_from(self.child.id()).expect("a pid")
     }
 
-    /// A session past `initialize` and `notifications/initialized`.
+    /// A session past `initialize` and `notifications/initialized`, the
+    /// server started `--unconfined`.
     pub(crate) fn initialized(env: &Env) -> Session {
-        Session::initialized_with(env, &[], json!({}))
+        Session::initialized_with(env, &unconfined(), json!({}))
     }
 
     /// `initialized`, the server started with `args`, the client declaring
@@ -450,17 +458,21 @@ pub(crate) fn file_uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
+/// The client's roots narrow `--root`'s (a ceiling: docs/MCP.md,
+/// "Confining a session") and follow `roots/list_changed`; an empty list
+/// brings back the `--root` directory.
 #[test]
-fn mcp_client_roots_replace_the_command_line_ones_and_follow_list_changed() {
+fn mcp_client_roots_narrow_the_command_line_ones_and_follow_list_changed() {
     let env = Env::new();
-    let (a, b) = (env.mkdir("a"), env.mkdir("b"));
+    let (p, elsewhere) = (env.mkdir("p"), env.mkdir("elsewhere"));
+    let (a, b) = (env.mkdir("p/a"), env.mkdir("p/b"));
     let offers_roots = json!({"roots": {"listChanged": true}});
     let mut session =
-        Session::initialized_with(&env, &["--root".as_ref(), b.as_ref()], offers_roots);
+        Session::initialized_with(&env, &["--root".as_ref(), p.as_ref()], offers_roots);
     answer_roots_list(&mut session, &[file_uri(&a), "https://example.com/x".to_owned()]);
     write_both(&mut session, 2, &a, &b);
     assert!(exists(&a.join("f")), "the client's root is writable");
-    assert!(!exists(&b.join("f")), "the command-line root was replaced by the client's");
+    assert!(!exists(&b.join("f")), "the command-line root was narrowed to the client's");
 
     session.send_line(
         &json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).to_string(),
@@ -476,10 +488,9 @@ fn mcp_client_roots_replace_the_command_line_ones_and_follow_list_changed() {
         &json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).to_string(),
     );
     answer_roots_list(&mut session, &[]);
-    std::fs::remove_file(b.join("f")).expect("remove b/f");
-    write_both(&mut session, 4, &b, &a);
-    assert!(exists(&b.join("f")), "the --root directory is writable after an empty list");
-    assert!(!exists(&a.join("f")), "the client's former root is no longer writable");
+    write_both(&mut session, 4, &a, &elsewhere);
+    assert!(exists(&a.join("f")), "the --root directory is writable after an empty list");
+    assert!(!exists(&elsewhere.join("f")), "bash wrote outside the --root directory");
 }
 
 fn list_changed(session: &mut Session) {
@@ -531,13 +542,15 @@ fn assert_nothing_outside(session: &mut Session, id: i64, secret: &Path, says: &
 #[test]
 fn break3_a_roots_list_error_refuses_calls_never_falls_back() {
     let env = Env::new();
-    let (a, cli) = (env.mkdir("a"), env.mkdir("cli"));
+    let (cli, a) = (env.mkdir("cli"), env.mkdir("cli/a"));
     let secret = outside_secret(&env);
     std::fs::write(cli.join("secret.txt"), SECRET).expect("write");
     let offers_roots = json!({"roots": {"listChanged": true}});
-    // Without --root (the fallback was no confinement at all), and with one
-    // (the fallback was the --root directory, wider than the client's).
-    for args in [vec![], vec!["--root".as_ref(), cli.as_os_str()]] {
+    // Without --root, or --unconfined (the fallback was no confinement at
+    // all), and with one (the fallback was the --root directory, wider than
+    // the client's).
+    let unconfined = unconfined().to_vec();
+    for args in [vec![], unconfined, vec!["--root".as_ref(), cli.as_os_str()]] {
         let mut session = Session::initialized_with(&env, &args, offers_roots.clone());
         answer_roots_list(&mut session, &[file_uri(&a)]);
         list_changed(&mut session);

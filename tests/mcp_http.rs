@@ -23,7 +23,7 @@ use common::*;
 use serde_json::{json, Value};
 
 /// A server listening on a port of its choosing.
-struct Http {
+pub(crate) struct Http {
     child: Child,
     /// `127.0.0.1:PORT`.
     addr: String,
@@ -33,14 +33,14 @@ struct Http {
 
 /// What came back for one request.
 #[derive(Debug)]
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
@@ -58,7 +58,7 @@ impl Reply {
     }
 
     /// The one response the body holds (with an `id`).
-    fn answer(&self) -> Value {
+    pub(crate) fn answer(&self) -> Value {
         let answers: Vec<Value> =
             self.messages().into_iter().filter(|m| m.get("id").is_some()).collect();
         assert_eq!(answers.len(), 1, "{self:?}");
@@ -67,7 +67,7 @@ impl Reply {
 }
 
 impl Http {
-    fn start(env: &Env, args: &[&str], envs: &[(&str, &str)]) -> Http {
+    pub(crate) fn start(env: &Env, args: &[&str], envs: &[(&str, &str)]) -> Http {
         let mut child = Http::command(env, args, envs).spawn().expect("spawn ikigai-tools mcp");
         let (tx, log) = mpsc::channel();
         let stderr = child.stderr.take().expect("stderr pipe");
@@ -107,7 +107,7 @@ impl Http {
 
     /// Sends one request on a connection of its own and reads the answer
     /// to its end.
-    fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    pub(crate) fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
         let mut stream = TcpStream::connect(&self.addr).expect("connect");
         stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
         let mut head = format!(
@@ -126,7 +126,7 @@ impl Http {
         read_reply(&mut stream)
     }
 
-    fn post(&self, session: Option<&str>, message: &Value) -> Reply {
+    pub(crate) fn post(&self, session: Option<&str>, message: &Value) -> Reply {
         let headers: Vec<(&str, &str)> =
             session.map(|s| ("Mcp-Session-Id", s)).into_iter().collect();
         self.send("POST", &headers, &message.to_string())
@@ -134,7 +134,7 @@ impl Http {
 
     /// A session past `initialize` (the client declaring `capabilities`)
     /// and `notifications/initialized`: its id.
-    fn session(&self, capabilities: Value) -> String {
+    pub(crate) fn session(&self, capabilities: Value) -> String {
         let reply = self.post(None, &initialize(capabilities));
         assert_eq!(reply.status, 200, "{reply:?}");
         let id = reply.header("mcp-session-id").expect("a session id").to_owned();
@@ -143,7 +143,7 @@ impl Http {
         id
     }
 
-    fn call(&self, session: &str, id: u64, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&self, session: &str, id: u64, tool: &str, arguments: Value) -> Value {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments}});
         let reply = self.post(Some(session), &request);
@@ -187,7 +187,7 @@ fn wait_or_kill(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-fn initialize(capabilities: Value) -> Value {
+pub(crate) fn initialize(capabilities: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": capabilities,
         "clientInfo": {"name": "tests", "version": "0"}}})
@@ -238,7 +238,7 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
 
 /// A stream of server messages outside any request (GET /mcp): the
 /// messages, as they come.
-fn listen_stream(http: &Http, session: &str) -> Receiver<Value> {
+pub(crate) fn listen_stream(http: &Http, session: &str) -> Receiver<Value> {
     let mut stream = TcpStream::connect(&http.addr).expect("connect");
     let head = format!(
         "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n",
@@ -284,7 +284,7 @@ fn tool_names(reply: &Reply) -> Vec<String> {
 #[test]
 fn mcp_http_initialize_tools_list_and_tools_call() {
     let env = Env::new();
-    let http = Http::start(&env, &["--listen", "0", "--profile", "seed"], &[]);
+    let http = Http::start(&env, &["--unconfined", "--listen", "0", "--profile", "seed"], &[]);
     let session = http.session(json!({}));
     let list =
         http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
@@ -303,8 +303,11 @@ fn mcp_http_initialize_tools_list_and_tools_call() {
 fn mcp_http_token_is_required_when_given_and_never_logged_nor_seen_by_a_tool() {
     let env = Env::new();
     let secret = "tok-3f9a1c7e5d";
-    let http =
-        Http::start(&env, &["--listen", "127.0.0.1:0"], &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
+    let http = Http::start(
+        &env,
+        &["--unconfined", "--listen", "127.0.0.1:0"],
+        &[("IKIGAI_TOOLS_MCP_TOKEN", secret)],
+    );
     for authorization in [None, Some("Bearer wrong"), Some("Basic dG9rOnRvaw==")] {
         let headers: Vec<(&str, &str)> =
             authorization.map(|a| ("Authorization", a)).into_iter().collect();
@@ -542,7 +545,7 @@ fn start_job(http: &Http, session: &str, env: &Env) -> i32 {
 #[test]
 fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
     let env = Env::new();
-    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let http = Http::start(&env, &["--unconfined", "--listen", "0"], &[]);
     let session = http.session(json!({}));
     let mut pids = start_sleeper(&http, &session, &env);
     pids.push(start_job(&http, &session, &env));
@@ -556,7 +559,7 @@ fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
 #[test]
 fn mcp_http_sigterm_stops_every_call_and_job_and_exits_0() {
     let env = Env::new();
-    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let http = Http::start(&env, &["--unconfined", "--listen", "0"], &[]);
     let session = http.session(json!({}));
     let mut pids = start_sleeper(&http, &session, &env);
     pids.push(start_job(&http, &session, &env));

@@ -5,7 +5,7 @@
 //! the shape of the server's `roots/list` request.
 
 use crate::common::*;
-use crate::mcp::{initialize_params, pids_of, sleeper, Session, PATIENCE};
+use crate::mcp::{initialize_params, pids_of, sleeper, unconfined, Session, PATIENCE};
 
 use std::io::Write;
 
@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 /// A session past `initialize` on `revision` and `notifications/initialized`.
 fn session_on(env: &Env, revision: &str) -> Session {
-    let mut session = Session::start_with(env, &[]);
+    let mut session = Session::start_with(env, &unconfined());
     let answer = session.request(1, "initialize", initialize_params(revision));
     assert_eq!(answer["result"]["protocolVersion"], revision, "{answer}");
     session
@@ -89,7 +89,7 @@ fn every_reply_comes(session: &mut Session, count: usize, seed: u64) {
 #[test]
 fn mcp_proto_a_parse_error_reply_is_never_lost_while_responses_go_out() {
     let env = Env::new();
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     every_reply_comes(&mut session, 300, 16);
 }
 
@@ -112,7 +112,7 @@ fn mcp_proto_a_parse_error_reply_is_never_lost_under_cpu_load() {
         .collect();
     let env = Env::new();
     for seed in 1..=60 {
-        let mut session = Session::initialized_with(&env, &[], json!({}));
+        let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
         every_reply_comes(&mut session, 200, seed);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -181,7 +181,7 @@ fn mcp_proto_a_batch_on_another_revision_or_before_initialize_is_one_error() {
 #[test]
 fn mcp_proto_a_second_request_with_an_id_in_flight_is_an_error_and_the_first_answers() {
     let env = Env::new();
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     let call = |command: &str| {
         json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
             "params": {"name": "bash", "arguments": {"command": command}}})
@@ -205,7 +205,7 @@ fn mcp_proto_a_second_request_with_an_id_in_flight_is_an_error_and_the_first_ans
 #[test]
 fn mcp_proto_ids_are_echoed_byte_for_byte() {
     let env = Env::new();
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     for id in [
         "123456789012345678901234567890",
         "-7",
@@ -223,7 +223,7 @@ fn mcp_proto_ids_are_echoed_byte_for_byte() {
 #[test]
 fn mcp_proto_a_cancel_names_the_request_by_its_echoed_id() {
     let env = Env::new();
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     let pidfile = env.work().join("pids");
     let id = "123456789012345678901234567890";
     let call = json!({"name": "bash", "arguments": sleeper(&pidfile)});
@@ -253,7 +253,7 @@ fn peak_memory(pid: i32) -> u64 {
 #[test]
 fn mcp_proto_a_line_over_the_limit_is_an_error_skipped_without_buffering() {
     let env = Env::new();
-    let mut session = Session::initialized_with(&env, &[], json!({}));
+    let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
     let mut stdin = session.take_stdin();
     let writer = std::thread::spawn(move || {
         let chunk = vec![b'x'; 1 << 20];

@@ -20,10 +20,10 @@ const ERROR_TEXT_MAX: usize = 10_000;
 /// What a JSON-RPC line holds beside the text of a result, at most.
 const ENVELOPE: usize = 256;
 
-/// A session past the handshake, the server started with `args` and the
-/// environment `vars`.
+/// A session past the handshake, the server started `--unconfined` with
+/// `args` and the environment `vars`.
 fn session(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Session {
-    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let args: Vec<&OsStr> = ["--unconfined"].iter().chain(args).map(OsStr::new).collect();
     let mut session = Session::start_with_vars(env, &args, vars);
     let params = json!({"protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "tests", "version": "0"}});

@@ -39,6 +39,7 @@ mod mcp;
 mod mcp_calls;
 mod mcp_http;
 mod mcp_protocol;
+mod mcp_roots;
 mod mcp_size;
 mod output_limit;
 mod profile;

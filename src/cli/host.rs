@@ -67,8 +67,20 @@ fn mcp_command() -> Command {
                 .action(ArgAction::Append)
                 .value_parser(value_parser!(PathBuf))
                 .help(
-                    "Confine the tools to DIR (repeatable); the client's own roots replace \
-                     these when it offers them",
+                    "Confine the tools to DIR (repeatable; else IKIGAI_TOOLS_ROOTS). The \
+                     client's own roots narrow this: only those that are a DIR or beneath one \
+                     are kept. Without --root or --unconfined, a call runs only within the \
+                     client's roots, and is refused if it offers none",
+                ),
+        )
+        .arg(
+            Arg::new("unconfined")
+                .long("unconfined")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Serve the whole machine on purpose: calls run unconfined unless the \
+                     client names roots (then those confine). Not with --root or \
+                     IKIGAI_TOOLS_ROOTS",
                 ),
         )
         .arg(
@@ -150,7 +162,7 @@ fn run_mcp(m: &ArgMatches) -> ExitCode {
     };
     let paths: Vec<PathBuf> =
         m.get_many::<PathBuf>("root").into_iter().flatten().cloned().collect();
-    match crate::mcp::roots_from_command_line(&paths) {
+    match crate::mcp::roots_from_command_line(&paths, m.get_flag("unconfined")) {
         Ok(roots) => match m.get_one::<String>("listen") {
             Some(listen) => {
                 let options = crate::mcp::HttpOptions {

@@ -28,7 +28,7 @@ pub use call::CallSettings;
 use call::Calls;
 pub use http::{run as run_http, take_token, Options as HttpOptions};
 use roots::SessionRoots;
-pub use roots::{from_command_line as roots_from_command_line, Confinement};
+pub use roots::{from_command_line as roots_from_command_line, CommandLine};
 use server::Server;
 pub use spawner::Spawner;
 use transport::StdioLines;
@@ -70,8 +70,8 @@ pub fn start_spawner() -> Option<std::sync::Arc<Spawner>> {
 
 /// Serves MCP on stdin/stdout until stdin ends, the calls confined as the
 /// command line says (see [`roots_from_command_line`]) until the client
-/// names its own roots, every call run as `settings` say.
-pub fn run(command_line_roots: Confinement, settings: CallSettings) -> Ending {
+/// names its own roots (within `--root`'s), every call run as `settings` say.
+pub fn run(command_line_roots: CommandLine, settings: CallSettings) -> Ending {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -85,7 +85,7 @@ pub fn run(command_line_roots: Confinement, settings: CallSettings) -> Ending {
     code
 }
 
-async fn serve(command_line_roots: Confinement, settings: CallSettings) -> Ending {
+async fn serve(command_line_roots: CommandLine, settings: CallSettings) -> Ending {
     let calls = Calls::new(&settings);
     let profile = settings.profile;
     let (transport, stdin_closed) = StdioLines::new();

@@ -1,8 +1,19 @@
 //! The allowed roots of an MCP session (docs/MCP.md, "Confining a session").
 //!
-//! They come from `mcp --root DIR` (or, without it, the server's own
-//! `IKIGAI_TOOLS_ROOTS`), and are replaced by the client's `roots` where it
-//! offers them: after `notifications/initialized` the server asks
+//! Secure by default: the server confines every call to roots, or refuses
+//! it. What the command line says ([`CommandLine`]):
+//!
+//! - `--root DIR` (or, without it, the server's own `IKIGAI_TOOLS_ROOTS`):
+//!   calls are confined to these, and they are a ceiling: the client's
+//!   `roots` replace them only with directories that are one of them or
+//!   beneath one, decided by identity (walking `..` from the client's
+//!   directory), never by name;
+//! - `--unconfined`: the whole machine, on purpose, until the client names
+//!   roots (then those confine);
+//! - neither: only the client's roots confine; without them every call is
+//!   refused, saying to pass `--root DIR` or `--unconfined`.
+//!
+//! In a session, after `notifications/initialized` the server asks
 //! `roots/list`, and asks again on `notifications/roots/list_changed`. A
 //! call waits for the answer (at most [`ANSWER_WAIT`]), so that no call runs
 //! with roots the client has just taken back, nor unconfined while they are
@@ -17,16 +28,18 @@
 //! roots are (docs/MCP.md, "Confining a session").
 //!
 //! Every path fails closed (docs/MCP.md, "Confining a session"): an empty list
-//! from the client names no roots, so the `--root` ones stay in force, and
-//! without them every call is refused with a message saying to pass
-//! `--root`; a list with no usable root refuses every call; a `roots/list`
+//! from the client names no roots, so the command line's stay in force
+//! (refused without `--root` or `--unconfined`); a list with no usable root,
+//! or none within the `--root` ceiling, refuses every call; a `roots/list`
 //! answered with an error, or not within [`ANSWER_WAIT`], refuses every call
 //! until an answer arrives (a late answer to the same question counts),
 //! never falling back to older or wider roots.
 
 #![allow(deprecated)] // Roots are deprecated by SEP-2577 but still what hosts send.
 
+use std::collections::HashSet;
 use std::ffi::OsString;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,9 +49,11 @@ use std::time::Duration;
 use rmcp::model::{ClientCapabilities, ListRootsResult, Root};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
+use rustix::fs::{openat, Mode, OFlags};
 use tokio::sync::watch;
 
 use super::tell;
+use crate::confine::namespace::{identity, Identity};
 use crate::confine::Roots;
 
 /// How long a call waits for the client's `roots/list` answer; also how
@@ -102,6 +117,19 @@ impl Allowed {
         self.roots.roots().iter().map(|root| root.fd().as_raw_fd()).collect()
     }
 
+    /// The roots as messages name them: `/w/proj, /w/lib`.
+    pub fn shown(&self) -> String {
+        self.roots.shown()
+    }
+
+    /// Whether every one of these roots is one of `ceiling`'s or beneath
+    /// one, by identity (see [`at_or_beneath`]).
+    pub fn within(&self, ceiling: &Allowed) -> bool {
+        let ids: HashSet<Identity> =
+            ceiling.roots.roots().iter().filter_map(|root| identity(root.fd()).ok()).collect();
+        self.roots.roots().iter().all(|root| at_or_beneath(root.fd(), &ids))
+    }
+
     /// Lets the next child spawned inherit the roots' descriptors, until
     /// the guard is dropped (they are close-on-exec again then). The
     /// server spawns from one thread, so no other call's child sees them.
@@ -129,23 +157,72 @@ impl Drop for Inheriting<'_> {
 /// What a call runs under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confinement {
-    /// No roots anywhere: as without confinement.
+    /// The whole machine: `--unconfined`, and the client named no roots.
     Unconfined,
     Roots(Allowed),
-    /// Confinement was asked for but names no usable directory: every call
-    /// is refused, with this reason.
+    /// No usable roots: every call is refused, with this reason.
     Nothing(String),
 }
 
-/// The roots given at start: `--root DIR …`, or else `IKIGAI_TOOLS_ROOTS`
-/// as the server found it. An error is one line for the command line.
-pub fn from_command_line(paths: &[PathBuf]) -> Result<Confinement, String> {
+/// What the command line says about confinement (docs/MCP.md, "Confining
+/// a session").
+#[derive(Debug, Clone)]
+pub enum CommandLine {
+    /// `--root DIR …`, or `IKIGAI_TOOLS_ROOTS`: the calls' roots, and the
+    /// ceiling of the client's.
+    Roots(Allowed),
+    /// `--unconfined`: the whole machine unless the client names roots.
+    Unconfined,
+    /// Neither: only the client's roots confine; without them, nothing runs.
+    Neither,
+}
+
+impl CommandLine {
+    /// What a call runs under while the client names no roots.
+    pub fn confinement(&self) -> Confinement {
+        match self {
+            CommandLine::Roots(allowed) => Confinement::Roots(allowed.clone()),
+            CommandLine::Unconfined => Confinement::Unconfined,
+            CommandLine::Neither => Confinement::Nothing(format!(
+                "the MCP server was started without --root and the client names no roots, so \
+                 no call runs: {START_WITH}"
+            )),
+        }
+    }
+}
+
+/// What a refusal for want of any root tells the model to have done.
+const START_WITH: &str = "start it as `ikigai-tools mcp --root DIR` to confine the tools to \
+                          DIR, or as `ikigai-tools mcp --unconfined` to serve the whole machine \
+                          on purpose";
+
+/// The confinement the command line sets: `--root DIR …`, else
+/// `IKIGAI_TOOLS_ROOTS` as the server found it, else `--unconfined`'s, else
+/// none (every call refused until the client names roots). `--unconfined`
+/// beside roots is refused: it cannot mean both. An error is one line for
+/// the command line.
+pub fn from_command_line(paths: &[PathBuf], unconfined: bool) -> Result<CommandLine, String> {
+    if unconfined {
+        if !paths.is_empty() {
+            return Err("--unconfined cannot be used with --root: --root confines the tools to \
+                        DIR, --unconfined serves the whole machine; pass one of them"
+                .to_owned());
+        }
+        if std::env::var_os(crate::confine::ROOTS_VAR).is_some() {
+            return Err(format!(
+                "--unconfined cannot be used while {} is set, which confines the server to \
+                 its directories; unset it, or drop --unconfined",
+                crate::confine::ROOTS_VAR
+            ));
+        }
+        return Ok(CommandLine::Unconfined);
+    }
     if !paths.is_empty() {
-        return Allowed::from_paths(paths).map(Confinement::Roots);
+        return Allowed::from_paths(paths).map(CommandLine::Roots);
     }
     match Roots::from_env() {
-        Ok(None) => Ok(Confinement::Unconfined),
-        Ok(Some(roots)) => Allowed::from_roots(roots).map(Confinement::Roots),
+        Ok(None) => Ok(CommandLine::Neither),
+        Ok(Some(roots)) => Allowed::from_roots(roots).map(CommandLine::Roots),
         Err(e) => Err(e.message()),
     }
 }
@@ -158,7 +235,7 @@ pub fn client_offers_roots(capabilities: Option<&ClientCapabilities>) -> bool {
 /// The session's roots: the command line's until the client answers.
 #[derive(Clone)]
 pub struct SessionRoots {
-    command_line: Confinement,
+    command_line: CommandLine,
     /// `None` while an answer of the client is awaited.
     current: Arc<watch::Sender<Option<Confinement>>>,
     /// Bumped at each question, so that an older answer arriving late never
@@ -167,22 +244,27 @@ pub struct SessionRoots {
 }
 
 impl SessionRoots {
-    pub fn new(command_line: Confinement) -> SessionRoots {
+    pub fn new(command_line: CommandLine) -> SessionRoots {
         SessionRoots {
-            current: Arc::new(watch::Sender::new(Some(command_line.clone()))),
+            current: Arc::new(watch::Sender::new(Some(command_line.confinement()))),
             command_line,
             asked: Arc::new(AtomicU64::new(0)),
         }
     }
 
-    /// The roots given at start.
-    pub fn command_line(&self) -> Confinement {
-        self.command_line.clone()
+    /// What the command line says.
+    pub fn command_line(&self) -> &CommandLine {
+        &self.command_line
+    }
+
+    /// Whether the client was asked for its roots in this session.
+    pub fn asked(&self) -> bool {
+        self.asked.load(Ordering::SeqCst) > 0
     }
 
     /// Asks the client for its roots unless that was done already.
     pub fn ask_once(&self, peer: &Peer<RoleServer>) {
-        if self.asked.load(Ordering::SeqCst) == 0 {
+        if !self.asked() {
             self.ask(peer);
         }
     }
@@ -257,37 +339,75 @@ fn not_answered(why: &str) -> Confinement {
 }
 
 /// The client's roots as a confinement: its `file://` roots that are
-/// usable directories; others are named on stderr and left out. An empty
-/// list names no roots: the command line's stay in force, and without any
-/// every call is refused (docs/MCP.md, "Confining a session"). A list with none
-/// usable confines to nothing.
-pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Confinement {
+/// usable directories, and, under `--root`, one of those directories or
+/// beneath one; others are named on stderr and left out. An empty list
+/// names no roots: the command line's confinement stays in force (refused
+/// without `--root` or `--unconfined`; docs/MCP.md, "Confining a session").
+/// A list with none usable, or none within the ceiling, confines to
+/// nothing.
+pub fn from_client(result: &ListRootsResult, command_line: &CommandLine) -> Confinement {
     if result.roots.is_empty() {
-        return match command_line {
-            Confinement::Roots(_) => command_line.clone(),
-            _ => {
-                tell(
-                    "the MCP client's list of roots is empty and no --root \
-                     was given; every call is refused",
-                );
-                Confinement::Nothing(
-                    "the MCP client's list of roots is empty and the server was started \
-                     without --root, so no call runs; start it as `ikigai-tools mcp --root \
-                     DIR`, or add a root in the client"
-                        .to_owned(),
-                )
-            }
-        };
+        if let CommandLine::Neither = command_line {
+            tell(
+                "the MCP client's list of roots is empty and neither --root nor --unconfined \
+                 was given; every call is refused",
+            );
+            return Confinement::Nothing(format!(
+                "the MCP client's list of roots is empty and the server was started without \
+                 --root, so no call runs: {START_WITH}, or add a root in the client"
+            ));
+        }
+        return command_line.confinement();
     }
-    let paths: Vec<PathBuf> = result.roots.iter().filter_map(usable).collect();
-    if paths.is_empty() {
+    let usable: Vec<(&Root, PathBuf, Allowed)> = result.roots.iter().filter_map(usable).collect();
+    if usable.is_empty() {
         let why = "none of the MCP client's roots is a usable local directory";
         tell(format_args!("{why}; every call is refused until it names one"));
         return Confinement::Nothing(format!(
             "{why}, so this session is confined to nothing; add a root in the client"
         ));
     }
+    let ceiling = match command_line {
+        CommandLine::Roots(ceiling) => Some(ceiling),
+        CommandLine::Unconfined | CommandLine::Neither => None,
+    };
+    let mut paths = Vec::with_capacity(usable.len());
+    let mut outside = Vec::new();
+    for (root, path, opened) in usable {
+        match ceiling {
+            Some(ceiling) if !opened.within(ceiling) => {
+                tell(format_args!(
+                    "leaving out root {}: it is not within the --root ceiling ({})",
+                    root.uri,
+                    ceiling.shown()
+                ));
+                outside.push(root.uri.as_str());
+            }
+            _ => paths.push(path),
+        }
+    }
+    if let (Some(ceiling), true) = (ceiling, paths.is_empty()) {
+        tell("none of the MCP client's roots is within the --root ceiling; every call is refused");
+        return Confinement::Nothing(format!(
+            "the MCP client's roots ({}) are not within the directories the server was started \
+             with (--root {}), which bound them, so no call runs: name one of those \
+             directories, or one beneath it, as the client's root, or start the server with a \
+             --root that holds the client's roots",
+            outside.join(", "),
+            ceiling.shown()
+        ));
+    }
     match Allowed::from_paths(&paths) {
+        // Opened again, together: one renamed in between is refused, never
+        // kept outside the ceiling.
+        Ok(allowed) if ceiling.is_some_and(|ceiling| !allowed.within(ceiling)) => {
+            Confinement::Nothing(
+                "the MCP client's roots changed while they were opened, and one is no longer \
+                 within the --root ceiling, so no call runs; send \
+                 notifications/roots/list_changed to have them read again"
+                    .to_owned(),
+            )
+        }
         Ok(allowed) => Confinement::Roots(allowed),
         // Each one was usable alone: together one is reached through
         // another, or a race.
@@ -295,19 +415,47 @@ pub fn from_client(result: &ListRootsResult, command_line: &Confinement) -> Conf
     }
 }
 
-/// The directory a client root names, if it is a usable one.
-fn usable(root: &Root) -> Option<PathBuf> {
+/// The directory a client root names, opened, if it is a usable one.
+fn usable(root: &Root) -> Option<(&Root, PathBuf, Allowed)> {
     let Some(path) = file_uri_path(&root.uri) else {
         tell(format_args!("ignoring root {}: not a local file:// URI", root.uri));
         return None;
     };
     match Allowed::from_paths(std::slice::from_ref(&path)) {
-        Ok(_) => Some(path),
+        Ok(opened) => Some((root, path, opened)),
         Err(e) => {
             tell(format_args!("ignoring root {}: {e}", root.uri));
             None
         }
     }
+}
+
+/// The most `..` steps taken from a directory looking for a ceiling: far
+/// more than any real tree; a deeper directory counts as outside.
+const MAX_DEPTH: usize = 4096;
+
+/// Whether `dir` is one of `ceiling` (by device and inode) or beneath one:
+/// walking `..` from it, one directory at a time, reaches one of them
+/// before `/`. Identity, never names: `/w/proj_evil` is not beneath
+/// `/w/proj`, and a directory reached through a link is where the link led.
+/// Any failure counts as outside.
+fn at_or_beneath(dir: BorrowedFd<'_>, ceiling: &HashSet<Identity>) -> bool {
+    let Ok(mut id) = identity(dir) else { return false };
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(mut here) = openat(dir, ".", flags, Mode::empty()) else { return false };
+    for _ in 0..MAX_DEPTH {
+        if ceiling.contains(&id) {
+            return true;
+        }
+        let Ok(up) = openat(&here, "..", flags, Mode::empty()) else { return false };
+        let Ok(up_id) = identity(up.as_fd()) else { return false };
+        if up_id == id {
+            // `/`: its `..` is itself.
+            return false;
+        }
+        (here, id) = (up, up_id);
+    }
+    false
 }
 
 /// The path of a `file://` URI on this machine (`file:///p`,
@@ -387,16 +535,89 @@ mod tests {
     #[test]
     fn an_empty_client_list_keeps_the_command_line_roots_and_without_them_refuses() {
         let dir = tempfile::tempdir().unwrap();
-        let command_line = Confinement::Roots(Allowed::from_paths(&[dir.path().into()]).unwrap());
+        let allowed = Allowed::from_paths(&[dir.path().into()]).unwrap();
         let empty = ListRootsResult::new(vec![]);
-        assert_eq!(from_client(&empty, &command_line), command_line);
-        let confinement = from_client(&empty, &Confinement::Unconfined);
+        let command_line = CommandLine::Roots(allowed.clone());
+        assert_eq!(from_client(&empty, &command_line), Confinement::Roots(allowed));
+        assert_eq!(from_client(&empty, &CommandLine::Unconfined), Confinement::Unconfined);
+        let confinement = from_client(&empty, &CommandLine::Neither);
         assert!(
-            matches!(confinement, Confinement::Nothing(ref why) if why.contains("--root")),
+            matches!(confinement, Confinement::Nothing(ref why)
+                if why.contains("ikigai-tools mcp --root DIR")
+                    && why.contains("ikigai-tools mcp --unconfined")),
             "{confinement:?}"
         );
         let remote = ListRootsResult::new(vec![Root::new("https://x/y")]);
         assert!(matches!(from_client(&remote, &command_line), Confinement::Nothing(_)));
+    }
+
+    #[test]
+    fn without_root_or_unconfined_nothing_runs_until_the_client_names_roots() {
+        let Confinement::Nothing(why) = CommandLine::Neither.confinement() else {
+            panic!("not a refusal")
+        };
+        assert!(why.contains("`ikigai-tools mcp --root DIR`"), "{why}");
+        assert!(why.contains("`ikigai-tools mcp --unconfined`"), "{why}");
+        let dir = tempfile::tempdir().unwrap();
+        let list = ListRootsResult::new(vec![Root::new(file_uri(dir.path()))]);
+        let Confinement::Roots(allowed) = from_client(&list, &CommandLine::Neither) else {
+            panic!("the client's roots do not confine")
+        };
+        assert_eq!(allowed.shown(), real(dir.path()).display().to_string());
+    }
+
+    fn file_uri(path: &Path) -> String {
+        format!("file://{}", path.display())
+    }
+
+    /// What `from_client` keeps of `offered` under the ceiling `ceiling`:
+    /// the real paths of the roots, or the refusal.
+    fn kept(ceiling: &Path, offered: &[&Path]) -> Result<String, String> {
+        let ceiling = CommandLine::Roots(Allowed::from_paths(&[ceiling.into()]).unwrap());
+        let list = ListRootsResult::new(offered.iter().map(|p| Root::new(file_uri(p))).collect());
+        match from_client(&list, &ceiling) {
+            Confinement::Roots(allowed) => Ok(allowed.shown()),
+            Confinement::Nothing(why) => Err(why),
+            Confinement::Unconfined => panic!("unconfined under a ceiling"),
+        }
+    }
+
+    #[test]
+    fn client_roots_are_kept_only_at_or_beneath_the_ceiling_by_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = real(dir.path());
+        let proj = base.join("proj");
+        let (sub, evil, home) = (proj.join("sub"), base.join("proj_evil"), base.join("home"));
+        for d in [&sub, &evil, &home] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        // Links: one inside leading out, one outside leading in.
+        std::os::unix::fs::symlink(&home, proj.join("out")).unwrap();
+        std::os::unix::fs::symlink(&sub, base.join("in")).unwrap();
+        let show = |p: &Path| p.display().to_string();
+        assert_eq!(kept(&proj, &[&proj]), Ok(show(&proj)));
+        assert_eq!(kept(&proj, &[&sub]), Ok(show(&sub)));
+        assert_eq!(kept(&proj, &[&base.join("in")]), Ok(show(&sub)));
+        assert_eq!(kept(&proj, &[&sub, &home]), Ok(show(&sub)));
+        for outside in [&evil, &home, &base, &proj.join("out")] {
+            let why = kept(&proj, &[outside]).unwrap_err();
+            let expected = format!(
+                "the MCP client's roots ({}) are not within the directories the server was \
+                 started with (--root {}), which bound them",
+                file_uri(outside),
+                show(&proj)
+            );
+            assert!(why.starts_with(&expected), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_ceiling_at_slash_holds_every_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let slash = Allowed::from_paths(&[PathBuf::from("/")]).unwrap();
+        let inner = Allowed::from_paths(&[dir.path().into()]).unwrap();
+        assert!(inner.within(&slash));
+        assert!(!slash.within(&inner));
     }
 
     #[test]

@@ -7,14 +7,16 @@
 // Roots are deprecated by SEP-2577 but still what hosts send.
 #![allow(deprecated)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, InputRequest, InputRequiredResult, ListRootsRequest,
-    ListRootsResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CustomResult, ErrorCode, Implementation, InitializeRequestParams, InitializeResult,
+    InputRequest, InputRequiredResult, ListRootsRequest, ListRootsResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -41,11 +43,23 @@ pub struct Server {
     /// revision, a server per request): shared, so that a job outlives the
     /// request that started it. `None`: `calls`.
     sessionless: Option<Calls>,
+    /// Set when this server answers `initialize`: it then serves a session.
+    /// rmcp's `peer_info` cannot tell (over HTTP it makes one up for each
+    /// request of the stateless revision, without the client's
+    /// capabilities).
+    handshake: Arc<AtomicBool>,
 }
 
 impl Server {
     pub fn new(calls: Calls, roots: SessionRoots, profile: Profile) -> Server {
-        Server { calls, roots, profile, _guard: None, sessionless: None }
+        Server {
+            calls,
+            roots,
+            profile,
+            _guard: None,
+            sessionless: None,
+            handshake: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// The server, holding `guard` until its last clone is dropped.
@@ -68,6 +82,18 @@ impl ServerHandler for Server {
             .with_instructions(instructions(self.profile))
     }
 
+    /// rmcp's own `initialize`, noting that this server now serves a session.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let answer = self.negotiate_initialize(&request)?;
+        self.handshake.store(true, Ordering::SeqCst);
+        Ok(answer)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if offers_roots(&context.peer) {
             self.roots.ask_once(&context.peer);
@@ -75,7 +101,8 @@ impl ServerHandler for Server {
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        if offers_roots(&context.peer) {
+        // Asked before: the client declared roots in a request's `_meta`.
+        if offers_roots(&context.peer) || self.roots.asked() {
             self.roots.ask(&context.peer);
         }
     }
@@ -152,9 +179,9 @@ impl ServerHandler for Server {
         // Absent arguments are an empty object: the tool names what is missing.
         let args = Value::Object(request.arguments.unwrap_or_default()).to_string().into_bytes();
         let calls = match &self.sessionless {
-            // The stateless revision has no sessions (rmcp keeps a request's
-            // own client info then, so `in_session` alone cannot tell).
-            Some(sessionless) if !in_session(&context) || stateless(&context) => sessionless,
+            // The stateless revision has no sessions: its calls share the
+            // sessionless namespace, inside a session too.
+            Some(sessionless) if !self.in_session() || stateless(&context) => sessionless,
             _ => &self.calls,
         };
         let run = calls.run(tool, args, allowed, context.ct.clone());
@@ -173,31 +200,40 @@ impl ServerHandler for Server {
 }
 
 impl Server {
-    /// The roots this call runs under. In a session (one begun with
-    /// `initialize`), the session's: the client's answer to `roots/list`
-    /// (asked now if the client offers roots and was not asked yet), else
-    /// the command line's; a request carrying the stateless revision in its
-    /// `_meta` changes nothing there. Only without a session (the stateless
-    /// revision), a client offering roots is asked with an `input_required`
-    /// result (`Err`), and the call comes back with them.
+    /// Whether this server serves a session (one begun with `initialize`).
+    fn in_session(&self) -> bool {
+        self.handshake.load(Ordering::SeqCst)
+    }
+
+    /// The roots this call runs under (docs/MCP.md, "Confining a session").
+    /// In a session, the session's: the client's answer to `roots/list`
+    /// (asked now, once, if the client declares roots, at the handshake or
+    /// in this request's `_meta`), else the command line's; a request
+    /// carrying the stateless revision in its `_meta` changes nothing there.
+    /// Without a session (the stateless revision, on either transport), a
+    /// client declaring roots in the request's `_meta` is asked for them
+    /// with an `input_required` result (`Err`), and the call comes back with
+    /// them; one that declares none runs under the command line's.
     async fn confinement(
         &self,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<Confinement, CallToolResponse> {
-        if in_session(context) || !stateless(context) {
-            if offers_roots(&context.peer) {
+        let declares_roots =
+            roots::client_offers_roots(context.meta.client_capabilities().as_ref());
+        if self.in_session() {
+            if declares_roots || offers_roots(&context.peer) {
                 self.roots.ask_once(&context.peer);
             }
             return Ok(self.roots.for_call().await);
         }
-        if !roots::client_offers_roots(context.client_capabilities().as_ref()) {
-            return Ok(self.roots.command_line());
+        if !declares_roots {
+            return Ok(self.roots.command_line().confinement());
         }
         let answer = request.input_responses.as_ref().and_then(|answers| answers.get(ROOTS_KEY));
         match answer {
             Some(answer) => Ok(match serde_json::from_value::<ListRootsResult>(answer.clone()) {
-                Ok(list) => roots::from_client(&list, &self.roots.command_line()),
+                Ok(list) => roots::from_client(&list, self.roots.command_line()),
                 Err(e) => Confinement::Nothing(format!("the client's roots cannot be read: {e}")),
             }),
             None => Err(CallToolResponse::InputRequired(ask_for_roots())),
@@ -219,13 +255,6 @@ fn instructions(profile: Profile) -> String {
         "Tools to act on this machine: {}. Each call runs in a process of its own.{jobs}",
         names.join(", ")
     )
-}
-
-/// Whether the request comes inside a session begun with `initialize`:
-/// rmcp keeps the client's handshake then, and never on the stateless
-/// revision.
-fn in_session(context: &RequestContext<RoleServer>) -> bool {
-    context.peer.peer_info().is_some()
 }
 
 /// The key of the roots in an `input_required` exchange.

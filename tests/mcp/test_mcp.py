@@ -33,13 +33,17 @@ pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
 
 
 def server(env=None, cwd=None, args=()):
+    """`ikigai-tools mcp ARGS`: without --root or --unconfined, every call
+    is refused unless the client names roots."""
     full_env = dict(os.environ)
     full_env.update(env or {})
+    full_env.pop("IKIGAI_TOOLS_ROOTS", None)
     return StdioServerParameters(command=BIN, args=["mcp", *args], env=full_env, cwd=cwd)
 
 
 def session(mode, env=None, cwd=None, args=()):
-    return Client(server(env, cwd, args), mode=mode, read_timeout_seconds=30)
+    """A client of a server serving the whole machine, on purpose."""
+    return Client(server(env, cwd, ["--unconfined", *args]), mode=mode, read_timeout_seconds=30)
 
 
 def run(coroutine_fn, *args):
@@ -517,7 +521,29 @@ def test_client_roots_confine_the_file_tools(mode, confined_dirs):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_without_roots_bash_writes_anywhere(mode, confined_dirs):
+def test_unconfined_without_roots_bash_writes_anywhere(mode, confined_dirs):
+    dirs = confined_dirs
+
+    async def go():
+        params = server(env={"TMPDIR": dirs["tmp"]}, args=["--unconfined"])
+        async with Client(params, mode=mode, read_timeout_seconds=30) as c:
+            return await c.call_tool("bash", write_both(dirs))
+
+    result = run(go)
+    assert result.is_error is False, text_of(result)
+    assert open(f"{dirs['outside']}/f").read() == "out\n"
+
+
+NO_ROOTS = (
+    "Permission denied: the MCP server was started without --root and the client names no roots, so no "
+    "call runs: start it as `ikigai-tools mcp --root DIR` to confine the tools to DIR, or as "
+    "`ikigai-tools mcp --unconfined` to serve the whole machine on purpose"
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_without_root_or_unconfined_every_call_is_refused(mode, confined_dirs):
+    # Issue 23, break 2: the server was unconfined unless told otherwise.
     dirs = confined_dirs
 
     async def go():
@@ -525,8 +551,9 @@ def test_without_roots_bash_writes_anywhere(mode, confined_dirs):
             return await c.call_tool("bash", write_both(dirs))
 
     result = run(go)
-    assert result.is_error is False, text_of(result)
-    assert open(f"{dirs['outside']}/f").read() == "out\n"
+    assert result.is_error is True, text_of(result)
+    assert result.structured_content == {"error": NO_ROOTS, "error_code": "PERMISSION_DENIED"}
+    assert not os.path.exists(f"{dirs['outside']}/f"), "a call ran without roots"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -540,6 +567,7 @@ def test_an_empty_roots_list_without_root_refuses_every_call_saying_to_pass_root
     assert result.structured_content["error_code"] == "PERMISSION_DENIED"
     assert "list of roots is empty" in result.structured_content["error"]
     assert "ikigai-tools mcp --root DIR" in result.structured_content["error"]
+    assert "ikigai-tools mcp --unconfined" in result.structured_content["error"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -669,7 +697,7 @@ def test_over_http_a_job_outlives_its_request(mode, tmp_path):
     env = dict(os.environ)
     env.pop("IKIGAI_TOOLS_MCP_TOKEN", None)
     env["IKIGAI_TOOLS_STATE_DIR"] = str(tmp_path / "state")
-    proc = subprocess.Popen([BIN, "mcp", "--listen", "0"], stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([BIN, "mcp", "--listen", "0", "--root", str(root)], stderr=subprocess.PIPE, env=env)
     try:
         url = proc.stderr.readline().decode().split("listening on ")[1].strip()
         pidfile = root / "pid"
@@ -696,3 +724,87 @@ def test_over_http_a_job_outlives_its_request(mode, tmp_path):
         assert proc.wait(timeout=15) == 0
         proc.stderr.close()
     assert run(lambda: wait_gone(pid)), f"the server stopped, its job runs on: {pid}"
+
+
+def listening(args, env=None):
+    """`ikigai-tools mcp --listen 0 ARGS` started: the process and its URL."""
+    full_env = dict(os.environ)
+    full_env.pop("IKIGAI_TOOLS_MCP_TOKEN", None)
+    full_env.pop("IKIGAI_TOOLS_ROOTS", None)
+    full_env.update(env or {})
+    proc = subprocess.Popen([BIN, "mcp", "--listen", "0", *args], stderr=subprocess.PIPE, env=full_env)
+    first = proc.stderr.readline().decode()
+    prefix = "ikigai-tools mcp: listening on "
+    assert first.startswith(prefix), first
+    return proc, first[len(prefix) :].strip()
+
+
+def stopped(proc):
+    proc.terminate()
+    assert proc.wait(timeout=15) == 0
+    proc.stderr.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("start", [[], ["--unconfined"]])
+def test_over_http_a_roots_client_is_confined_by_its_roots(mode, start, confined_dirs):
+    # Issue 23, break 1: over HTTP the SDK's default mode (auto: the
+    # stateless revision) declares its roots in each request's _meta, and
+    # the call ran at once, unconfined, never asked for them.
+    dirs = confined_dirs
+    proc, url = listening(start, env={"TMPDIR": dirs["tmp"]})
+    try:
+        asked = []
+
+        async def list_roots(context):
+            asked.append(True)
+            return ListRootsResult(roots=[Root(uri=f"file://{dirs['root']}")])
+
+        async def go():
+            async with Client(url, mode=mode, read_timeout_seconds=30, list_roots_callback=list_roots) as c:
+                return await c.call_tool("bash", write_both(dirs))
+
+        result = run(go)
+    finally:
+        stopped(proc)
+    assert asked, "the client was never asked for its roots"
+    assert result.is_error is False, text_of(result)
+    assert open(f"{dirs['root']}/f").read() == "in\n"
+    assert not os.path.exists(f"{dirs['outside']}/f"), "bash wrote outside the client's root"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_over_http_without_root_or_unconfined_every_call_is_refused(mode, confined_dirs):
+    dirs = confined_dirs
+    proc, url = listening([], env={"TMPDIR": dirs["tmp"]})
+    try:
+
+        async def go():
+            async with Client(url, mode=mode, read_timeout_seconds=30) as c:
+                return await c.call_tool("bash", write_both(dirs))
+
+        result = run(go)
+    finally:
+        stopped(proc)
+    assert result.structured_content == {"error": NO_ROOTS, "error_code": "PERMISSION_DENIED"}
+    assert not os.path.exists(f"{dirs['outside']}/f"), "a call ran without roots"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_over_http_client_roots_outside_the_root_ceiling_are_refused(mode, confined_dirs):
+    # Issue 23, break 6: a client's roots replaced --root.
+    dirs = confined_dirs
+    proc, url = listening(["--root", dirs["root"]], env={"TMPDIR": dirs["tmp"]})
+    try:
+
+        async def go():
+            async with Client(url, mode=mode, read_timeout_seconds=30, list_roots_callback=offering(dirs["outside"])) as c:
+                return await c.call_tool("bash", write_both(dirs))
+
+        result = run(go)
+    finally:
+        stopped(proc)
+    assert result.is_error is True, text_of(result)
+    assert result.structured_content["error_code"] == "PERMISSION_DENIED"
+    assert "are not within the directories the server was started with (--root " in result.structured_content["error"]
+    assert not os.path.exists(f"{dirs['outside']}/f"), "bash wrote outside the --root ceiling"

@@ -40,7 +40,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{CallSettings, Calls};
-use super::roots::{Confinement, SessionRoots};
+use super::roots::{CommandLine, SessionRoots};
 use super::server::Server;
 use super::{stop_signal, tell, Ending};
 use access_log::{Entry, Logged};
@@ -83,7 +83,7 @@ pub struct Options {
 }
 
 /// Serves MCP over HTTP until SIGTERM, SIGINT or SIGHUP.
-pub fn run(options: Options, command_line_roots: Confinement, settings: CallSettings) -> Ending {
+pub fn run(options: Options, command_line_roots: CommandLine, settings: CallSettings) -> Ending {
     let token = options.token;
     let addr = match listen::parse(&options.listen) {
         Ok(addr) => addr,
@@ -139,7 +139,7 @@ struct Shared {
 async fn serve(
     addr: SocketAddr,
     served: Served,
-    command_line_roots: Confinement,
+    command_line_roots: CommandLine,
     settings: CallSettings,
 ) -> Ending {
     let Served { token, allow_origins, limits } = served;
@@ -316,6 +316,14 @@ async fn answer(
             return (response, held);
         }
     }
+    if parts_mix_eras(request.method(), request.headers()) {
+        let text = format!(
+            "Bad Request: a request of protocol revision {STATELESS} or later has no \
+             session, so it cannot carry Mcp-Session-Id (it would run outside the \
+             session's roots): send it without the header, or on the session's revision"
+        );
+        return (plain(StatusCode::BAD_REQUEST, text), held);
+    }
     let session = request.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
     held._activity = session.and_then(|id| shared.sessions.begin(id));
     // A declared length over the bound is refused before a byte is read.
@@ -431,6 +439,21 @@ fn full(shared: &Shared, id: serde_json::Value) -> Response<BoxBody> {
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
+
+/// The first revision without sessions.
+const STATELESS: &str = "2026-07-28";
+
+/// Whether a POST names a session and the stateless revision at once
+/// (whose `_meta` rmcp requires the `MCP-Protocol-Version` header to match):
+/// rmcp would serve it outside the session, under the roots it carries,
+/// where every call of a session must run under the session's (docs/MCP.md,
+/// "Confining a session"). It is refused.
+fn parts_mix_eras(method: &hyper::Method, headers: &hyper::HeaderMap) -> bool {
+    let revision = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+    method == hyper::Method::POST
+        && headers.contains_key(SESSION_ID)
+        && revision.is_some_and(|v| v >= STATELESS)
+}
 
 fn plain(status: StatusCode, text: String) -> Response<BoxBody> {
     let mut response = Response::new(Full::new(Bytes::from(text)).boxed());

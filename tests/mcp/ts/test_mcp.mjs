@@ -1,6 +1,7 @@
 // Drives `ikigai-tools mcp` with the official MCP TypeScript SDK's default
 // stdio client (tests/mcp/ts/run.sh): the tools listed, the six called with
-// `--root DIR` and without, a client that declares roots and answers `[]`
+// `--root DIR`, with `--unconfined`, and refused with neither, a client that
+// declares roots and answers `[]`
 // (what MCP Inspector v2 and the Go SDK's default client send), a client
 // with real roots, cancellation and progress. docs/MCP.md says what each
 // answer is; each assertion here is exact.
@@ -28,11 +29,20 @@ const PATIENCE = 10_000;
 /** The server's default output limit (docs/MCP.md, "Answers sized for the hosts"). */
 const DEFAULT_LIMIT = 24_000;
 
+/** What to start the server with, as a refusal says it. */
+const START_WITH =
+  "start it as `ikigai-tools mcp --root DIR` to confine the tools to DIR, or as " +
+  "`ikigai-tools mcp --unconfined` to serve the whole machine on purpose";
+
 /** The refusal when the client's roots are `[]` and there is no `--root`. */
 const EMPTY_ROOTS_REFUSAL =
   "PERMISSION_DENIED: Permission denied: the MCP client's list of roots is empty and the server " +
-  "was started without --root, so no call runs; start it as `ikigai-tools mcp --root DIR`, or add " +
-  "a root in the client";
+  `was started without --root, so no call runs: ${START_WITH}, or add a root in the client`;
+
+/** The refusal when there are no roots at all, nor `--unconfined`. */
+const NO_ROOTS_REFUSAL =
+  "PERMISSION_DENIED: Permission denied: the MCP server was started without --root and the " +
+  `client names no roots, so no call runs: ${START_WITH}`;
 
 /** A work directory (`work/`) and a directory beside it holding a secret (`outside/`). */
 function dirs() {
@@ -47,10 +57,11 @@ function dirs() {
 
 /**
  * The SDK's default client on stdio, connected to `ikigai-tools mcp ARGS`
- * started in `cwd`. `roots`: `null` for a client without the capability,
- * else the directories it answers `roots/list` with (`[]` included).
+ * started in `cwd` (`--unconfined` unless said). `roots`: `null` for a
+ * client without the capability, else the directories it answers
+ * `roots/list` with (`[]` included).
  */
-async function connect({ args = [], roots = null, cwd }) {
+async function connect({ args = ["--unconfined"], roots = null, cwd }) {
   const capabilities = roots === null ? {} : { roots: { listChanged: true } };
   const client = new Client({ name: "ikigai-ts-tests", version: "0" }, { capabilities });
   if (roots !== null) {
@@ -178,7 +189,7 @@ test("a large output comes as text alone, head, marker and tail within the decla
   }
 });
 
-test("without --root and without client roots: the six run unconfined", async () => {
+test("--unconfined without client roots: the six run unconfined", async () => {
   const { work, outside, done } = dirs();
   const client = await connect({ cwd: work });
   try {
@@ -217,24 +228,57 @@ test("client roots [] (Inspector v2, the Go SDK) with --root: the six run confin
   }
 });
 
+/** Each of the six refused with `refusal`; nothing written. */
+async function allRefused(client, work, refusal) {
+  const calls = [
+    ["bash", { command: "echo hi > a.txt" }],
+    ["file_read", { file_path: join(work, "a.txt") }],
+    ["file_write", { file_path: join(work, "a.txt"), content: "x" }],
+    ["file_edit", { file_path: join(work, "a.txt"), old_string: "x", new_string: "y" }],
+    ["glob", { pattern: "*" }],
+    ["grep", { pattern: "x" }],
+  ];
+  for (const [name, args] of calls) {
+    const result = await call(client, name, args);
+    assert.deepEqual(result.isError, true, name);
+    assert.deepEqual(result.content, [{ type: "text", text: refusal }], name);
+  }
+  assert.equal(existsSync(join(work, "a.txt")), false);
+}
+
+test("neither --root nor --unconfined, without client roots: every call refused, naming both", async () => {
+  const { work, done } = dirs();
+  const client = await connect({ args: [], cwd: work });
+  try {
+    await allRefused(client, work, NO_ROOTS_REFUSAL);
+  } finally {
+    await client.close();
+    done();
+  }
+});
+
+test("client roots outside the --root ceiling: every call refused, saying which", async () => {
+  const { work, outside, done } = dirs();
+  const client = await connect({ args: ["--root", work], roots: [outside], cwd: work });
+  try {
+    const refusal =
+      "PERMISSION_DENIED: Permission denied: the MCP client's roots " +
+      `(${pathToFileURL(outside).href}) are not within the directories the server was started ` +
+      `with (--root ${work}), which bound them, so no call runs: name one of those directories, ` +
+      "or one beneath it, as the client's root, or start the server with a --root that holds " +
+      "the client's roots";
+    await allRefused(client, work, refusal);
+  } finally {
+    await client.close();
+    done();
+  }
+});
+
 test("client roots [] without --root: every call refused, saying to pass --root", async () => {
   const { work, done } = dirs();
-  const client = await connect({ roots: [], cwd: work });
+  const client = await connect({ args: [], roots: [], cwd: work });
   try {
-    const calls = [
-      ["bash", { command: "echo hi" }],
-      ["file_read", { file_path: join(work, "a.txt") }],
-      ["file_write", { file_path: join(work, "a.txt"), content: "x" }],
-      ["file_edit", { file_path: join(work, "a.txt"), old_string: "x", new_string: "y" }],
-      ["glob", { pattern: "*" }],
-      ["grep", { pattern: "x" }],
-    ];
-    for (const [name, args] of calls) {
-      const result = await call(client, name, args);
-      assert.deepEqual(result.isError, true, name);
-      assert.deepEqual(result.content, [{ type: "text", text: EMPTY_ROOTS_REFUSAL }], name);
-    }
-    assert.equal(existsSync(join(work, "a.txt")), false);
+    await allRefused(client, work, EMPTY_ROOTS_REFUSAL);
   } finally {
     await client.close();
     done();
@@ -242,9 +286,10 @@ test("client roots [] without --root: every call refused, saying to pass --root"
 });
 
 test("client with real roots: the six run confined to them", async () => {
-  const { work, outside, done } = dirs();
-  // The client's roots replace the command line's.
-  const client = await connect({ args: ["--root", outside], roots: [work], cwd: work });
+  const { top, work, outside, done } = dirs();
+  // The client's roots narrow the command line's (a ceiling): `outside` is
+  // beneath --root, not beneath the client's root.
+  const client = await connect({ args: ["--root", top], roots: [work], cwd: work });
   try {
     await callsTheSix(client, work);
     await confinedTo(client, work, outside);
