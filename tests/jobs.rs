@@ -957,7 +957,8 @@ fn jobs_a_forged_job_naming_an_outside_pid_is_never_signalled() {
     // The same in an MCP session's namespace, ended with the session.
     let env = &jobs.env;
     let state = jobs.state.to_str().unwrap();
-    let mut session = Session::start_with_vars(env, &[], &[("IKIGAI_TOOLS_STATE_DIR", state)]);
+    let mut session =
+        Session::start_with_vars(env, &unconfined(), &[("IKIGAI_TOOLS_STATE_DIR", state)]);
     session.request(1, "initialize", crate::mcp::initialize_params("2025-06-18"));
     session
         .send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());

@@ -840,18 +840,6 @@ fn bodies_beyond_the_byte_budget_are_refused() {
     }
 }
 
-/// Whether `mcp` has `--unconfined` (the server is confined by default
-/// once it does; before, no `--root` was unconfined).
-fn unconfined_args() -> Vec<&'static str> {
-    let help = Command::new(common::binary()).args(["mcp", "--help"]).output().expect("help");
-    let has = String::from_utf8_lossy(&help.stdout).contains("--unconfined");
-    if has {
-        vec!["--unconfined"]
-    } else {
-        vec![]
-    }
-}
-
 /// Break 8: `remove_var` took the token out of libc's array only, not out
 /// of the block the kernel gave the process, which /proc/PID/environ shows
 /// and the spawner (forked, not exec'd) inherits: an unconfined bash read
@@ -861,10 +849,9 @@ fn unconfined_args() -> Vec<&'static str> {
 fn the_token_is_not_in_any_procs_environ() {
     let env = Env::new();
     let secret = "tok-5e6f7a8b9c";
-    let mut args = vec!["--listen", "0"];
     // A confined bash may not read its ancestors' /proc entries (Landlock):
     // the break is an unconfined one's.
-    args.extend(unconfined_args());
+    let args = ["--listen", "0", "--unconfined"];
     let http = Http::start(&env, &args, &[("IKIGAI_TOOLS_MCP_TOKEN", secret)]);
     let server = http.child.id();
     let bearer = format!("Bearer {secret}");
