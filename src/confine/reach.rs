@@ -20,7 +20,7 @@ use super::roots::Roots;
 use super::temp;
 
 /// A directory's identity: device and inode.
-type Id = (u64, u64);
+type Id = super::namespace::Identity;
 
 /// Deeper than any real path: a walk that has not reached `/` by then is
 /// given up on.
@@ -75,8 +75,9 @@ pub fn writable(dir: BorrowedFd<'_>, roots: Option<&Roots>) -> io::Result<Option
     Ok(None)
 }
 
-/// `dir` and each directory above it up to `/`, by identity.
-fn ancestry(dir: BorrowedFd<'_>) -> io::Result<Vec<Id>> {
+/// `dir` and each directory above it up to `/`, by identity (the MCP
+/// server's ceiling for client roots asks the same question).
+pub fn ancestry(dir: BorrowedFd<'_>) -> io::Result<Vec<Id>> {
     let mut ids = vec![id(dir)?];
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let mut here = rustix::fs::openat(dir, "..", flags, Mode::empty())?;

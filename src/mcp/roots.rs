@@ -39,7 +39,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,7 +49,6 @@ use std::time::Duration;
 use rmcp::model::{ClientCapabilities, ListRootsResult, Root};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
-use rustix::fs::{openat, Mode, OFlags};
 use tokio::sync::watch;
 
 use super::tell;
@@ -430,32 +429,13 @@ fn usable(root: &Root) -> Option<(&Root, PathBuf, Allowed)> {
     }
 }
 
-/// The most `..` steps taken from a directory looking for a ceiling: far
-/// more than any real tree; a deeper directory counts as outside.
-const MAX_DEPTH: usize = 4096;
-
 /// Whether `dir` is one of `ceiling` (by device and inode) or beneath one:
-/// walking `..` from it, one directory at a time, reaches one of them
-/// before `/`. Identity, never names: `/w/proj_evil` is not beneath
-/// `/w/proj`, and a directory reached through a link is where the link led.
-/// Any failure counts as outside.
+/// one of the directories walking `..` from it reaches before `/`
+/// (`confine::reach::ancestry`). Identity, never names: `/w/proj_evil` is
+/// not beneath `/w/proj`, and a directory reached through a link is where
+/// the link led. Any failure counts as outside.
 fn at_or_beneath(dir: BorrowedFd<'_>, ceiling: &HashSet<Identity>) -> bool {
-    let Ok(mut id) = identity(dir) else { return false };
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let Ok(mut here) = openat(dir, ".", flags, Mode::empty()) else { return false };
-    for _ in 0..MAX_DEPTH {
-        if ceiling.contains(&id) {
-            return true;
-        }
-        let Ok(up) = openat(&here, "..", flags, Mode::empty()) else { return false };
-        let Ok(up_id) = identity(up.as_fd()) else { return false };
-        if up_id == id {
-            // `/`: its `..` is itself.
-            return false;
-        }
-        (here, id) = (up, up_id);
-    }
-    false
+    crate::confine::reach::ancestry(dir).is_ok_and(|ids| ids.iter().any(|id| ceiling.contains(id)))
 }
 
 /// The path of a `file://` URI on this machine (`file:///p`,
