@@ -625,8 +625,9 @@ fn a_confined_command_cannot_make_a_user_namespace_to_starve_the_next_call() {
 /// a semaphore at 0) and prints its id; `attack` writes "written" into
 /// the segment, posts a message or raises the semaphore, by the id the
 /// outside was given, then looks the object up by its key; `look` prints
-/// what the object holds (taking the message, if any). Linux's values:
-/// IPC_CREAT 01000, IPC_NOWAIT 04000, GETVAL 12.
+/// what the object holds (taking the message, if any); `remove` removes
+/// it. Linux's values: IPC_CREAT 01000, IPC_NOWAIT 04000, IPC_RMID 0,
+/// GETVAL 12.
 const IPC_PL: &str = r#"
 my ($op, $kind, $key, $id) = @ARGV;
 my ($CREAT, $NOWAIT, $GETVAL) = (01000, 04000, 12);
@@ -660,6 +661,8 @@ if ($op eq "create") {
         defined $v or die "semctl: $!\n";
         print "value ", $v + 0, "\n";
     }
+} elsif ($op eq "remove") {
+    $kind eq "shm" ? shmctl($id, 0, 0) : $kind eq "msg" ? msgctl($id, 0, 0) : semctl($id, 0, 0, 0);
 }
 "#;
 
@@ -716,8 +719,9 @@ elif op == "look":
     rt.mq_unlink(name)
 "#;
 
-/// A key for this test process's System V object `n`.
+/// A key for this test process's System V object `n` (0 to 7).
 fn ipc_key(n: i32) -> i32 {
+    assert!((0..8).contains(&n), "{n}");
     0x1000_0000 | ((std::process::id() as i32 & 0x00ff_ffff) << 3) | n
 }
 
@@ -905,11 +909,13 @@ fn without_a_namespace_a_confined_command_cannot_reach_the_ipc_of_the_command_ar
     let mut script = Vec::new();
     for (n, kind) in ["shm", "msg", "sem"].into_iter().enumerate() {
         let perl =
-            |op: &str| format!("perl {} {op} {kind} {} $ID", ipc.display(), ipc_key(10 + n as i32));
+            |op: &str| format!("perl {} {op} {kind} {} $ID", ipc.display(), ipc_key(3 + n as i32));
         // The id reaches the inner command through the environment.
         script.push(format!("export ID=$({})", perl("create")));
         script.push(inner(perl("attack")));
         script.push(perl("look"));
+        // Gone with the namespace anyway; removed for a run without one.
+        script.push(perl("remove"));
     }
     script.push("readlink /proc/self/ns/ipc".to_owned());
     let script = script.join("\n");
