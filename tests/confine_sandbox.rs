@@ -618,3 +618,386 @@ fn a_confined_command_cannot_make_a_user_namespace_to_starve_the_next_call() {
     }
     assert_eq!(s.unconfined(attack), json!({"output": "made", "exit_code": 0}));
 }
+
+// ---------------------------------------------------------------------------
+// Issue 23, break 5: System V IPC (and POSIX message queues) crossed the
+// sandbox.
+
+/// System V IPC as any process of the user can use it (perl has the calls
+/// built in): `perl ipc.pl OP KIND KEY [ID]`, KIND `shm`, `msg` or `sem`.
+/// `create` makes the object (a segment holding "outside", an empty queue,
+/// a semaphore at 0) and prints its id; `attack` writes "written" into
+/// the segment, posts a message or raises the semaphore, by the id the
+/// outside was given, then looks the object up by its key; `look` prints
+/// what the object holds (taking the message, if any); `remove` removes
+/// it. Linux's values: IPC_CREAT 01000, IPC_NOWAIT 04000, IPC_RMID 0,
+/// GETVAL 12.
+const IPC_PL: &str = r#"
+my ($op, $kind, $key, $id) = @ARGV;
+my ($CREAT, $NOWAIT, $GETVAL) = (01000, 04000, 12);
+if ($op eq "create") {
+    my $new = $kind eq "shm" ? shmget($key, 64, $CREAT | 0600)
+            : $kind eq "msg" ? msgget($key, $CREAT | 0600)
+            : semget($key, 1, $CREAT | 0600);
+    defined $new or die "create: $!\n";
+    $kind ne "shm" or shmwrite($new, "outside", 0, 7) or die "shmwrite: $!\n";
+    print "$new\n";
+} elsif ($op eq "attack") {
+    my $done = $kind eq "shm" ? shmwrite($id, "written", 0, 7)
+             : $kind eq "msg" ? msgsnd($id, pack("l! a*", 1, "written"), $NOWAIT)
+             : semop($id, pack("s!3", 0, 1, 0));
+    print $done ? "by id: done\n" : "by id: $!\n";
+    my $found = $kind eq "shm" ? shmget($key, 0, 0)
+              : $kind eq "msg" ? msgget($key, 0)
+              : semget($key, 0, 0);
+    print defined $found ? "by key: found\n" : "by key: $!\n";
+} elsif ($op eq "look") {
+    if ($kind eq "shm") {
+        my $b;
+        shmread($id, $b, 0, 7) or die "shmread: $!\n";
+        print "$b\n";
+    } elsif ($kind eq "msg") {
+        my $m;
+        print msgrcv($id, $m, 64, 0, $NOWAIT)
+            ? "message: " . substr($m, length(pack("l!", 0))) . "\n" : "no message\n";
+    } else {
+        my $v = semctl($id, 0, $GETVAL, 0);
+        defined $v or die "semctl: $!\n";
+        print "value ", $v + 0, "\n";
+    }
+} elsif ($op eq "remove") {
+    $kind eq "shm" ? shmctl($id, 0, 0) : $kind eq "msg" ? msgctl($id, 0, 0) : semctl($id, 0, 0, 0);
+}
+"#;
+
+/// POSIX message queues through the C library (python3's ctypes: the
+/// standard library has no binding): `python3 mq.py OP NAME`. `create`
+/// makes queue NAME holding the message "outside"; `attack` opens it by
+/// name and takes a message; `steal PATH` takes one through the queue's
+/// file in a mounted mqueue file system (opened read-only, which is all
+/// `mq_receive` needs); `look` prints what is left and removes the queue.
+const MQ_PY: &str = r#"
+import ctypes, os, sys
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+op, name = sys.argv[1], sys.argv[2].encode()
+buf = ctypes.create_string_buffer(64)
+def failed(what):
+    print(what + ": " + os.strerror(ctypes.get_errno()))
+    sys.exit(0)
+def take(q, how):
+    if rt.mq_receive(q, buf, 64, None) < 0:
+        failed(how + ": mq_receive")
+    print(how + ": took " + buf.value.decode())
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
+                ("reserved", ctypes.c_long * 4)]
+if op == "create":
+    attr = Attr(0, 4, 64, 0)
+    q = rt.mq_open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600, ctypes.byref(attr))
+    if q < 0:
+        failed("mq_open")
+    if rt.mq_send(q, b"outside", 7, 0) < 0:
+        failed("mq_send")
+    print("created")
+elif op == "attack":
+    q = rt.mq_open(name, os.O_RDWR | os.O_NONBLOCK)
+    if q < 0:
+        failed("by name: mq_open")
+    take(q, "by name")
+elif op == "steal":
+    try:
+        q = os.open(sys.argv[2], os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        print("through the file: open: " + e.strerror)
+        sys.exit(0)
+    take(q, "through the file")
+elif op == "look":
+    q = rt.mq_open(name, os.O_RDONLY | os.O_NONBLOCK)
+    if q < 0:
+        failed("mq_open")
+    if rt.mq_receive(q, buf, 64, None) < 0:
+        print("no message")
+    else:
+        print("message: " + buf.value.decode())
+    rt.mq_unlink(name)
+"#;
+
+/// A key for this test process's System V object `n` (0 to 7).
+fn ipc_key(n: i32) -> i32 {
+    assert!((0..8).contains(&n), "{n}");
+    0x1000_0000 | ((std::process::id() as i32 & 0x00ff_ffff) << 3) | n
+}
+
+/// A System V object made for a test, removed when dropped (after a panic
+/// too): the kernel keeps them until removed.
+struct IpcObject {
+    kind: &'static str,
+    id: i32,
+}
+
+impl Drop for IpcObject {
+    fn drop(&mut self) {
+        // SAFETY: IPC_RMID with a null buffer, which it does not read.
+        unsafe {
+            match self.kind {
+                "shm" => libc::shmctl(self.id, libc::IPC_RMID, std::ptr::null_mut()),
+                "msg" => libc::msgctl(self.id, libc::IPC_RMID, std::ptr::null_mut()),
+                _ => libc::semctl(self.id, 0, libc::IPC_RMID),
+            }
+        };
+    }
+}
+
+/// The case of the three System V kinds: an unconfined process of the
+/// tool's user makes the object; a confined command tries to change it by
+/// id and by key and must fail; the outside finds it untouched; the same
+/// attack unconfined gets through.
+fn sysv_case(kind: &'static str, n: i32, untouched: &str, changed: &str) {
+    if !has("perl") {
+        skipped("needs perl for System V IPC");
+        return;
+    }
+    let s = Sandboxed::new();
+    let script = s.env.write("ipc.pl", IPC_PL);
+    let perl =
+        |op: &str, id: &str| format!("perl {} {op} {kind} {} {id}", script.display(), ipc_key(n));
+    let created = s.unconfined(&perl("create", ""));
+    let id: i32 = output(&created).parse().unwrap_or_else(|_| panic!("an id: {created}"));
+    let _object = IpcObject { kind, id };
+    let attack = perl("attack", &id.to_string());
+    let look = perl("look", &id.to_string());
+    // In its own IPC namespace the command finds neither the id nor the
+    // key; without a namespace the filter refuses the calls.
+    let expected = if s.kernel_allows_namespace() {
+        "by id: Invalid argument\nby key: No such file or directory"
+    } else {
+        "by id: Permission denied\nby key: Permission denied"
+    };
+    assert_eq!(s.confined(&attack), json!({"output": expected, "exit_code": 0}));
+    assert_eq!(s.unconfined(&look), json!({"output": untouched, "exit_code": 0}));
+    // Unconfined the attack gets through: the case can fail.
+    assert_eq!(
+        s.unconfined(&attack),
+        json!({"output": "by id: done\nby key: found", "exit_code": 0})
+    );
+    assert_eq!(s.unconfined(&look), json!({"output": changed, "exit_code": 0}));
+}
+
+#[test]
+fn a_confined_command_cannot_write_an_outside_shared_memory_segment() {
+    sysv_case("shm", 0, "outside", "written");
+}
+
+#[test]
+fn a_confined_command_cannot_post_to_an_outside_message_queue() {
+    sysv_case("msg", 1, "no message", "message: written");
+}
+
+#[test]
+fn a_confined_command_cannot_operate_an_outside_semaphore() {
+    sysv_case("sem", 2, "value 0", "value 1");
+}
+
+/// POSIX message queues: by name, Landlock already refuses opening one (the
+/// queues' file system is not beneath `/`); but where the host mounted an
+/// mqueue file system (`/dev/mqueue`), each queue is also a file there,
+/// which a confined command may open for reading like any other file, and
+/// `mq_receive` on that takes the message. The filter refuses every
+/// message-queue call.
+#[test]
+fn a_confined_command_cannot_take_a_message_from_an_outside_posix_message_queue() {
+    if !has("python3") {
+        skipped("needs python3 (ctypes) for POSIX message queues");
+        return;
+    }
+    let s = Sandboxed::new();
+    let script = s.env.write("mq.py", MQ_PY);
+    let name = format!("/ikigai-tools-test-{}", std::process::id());
+    let mq = |op: &str| format!("python3 {} {op} {name}", script.display());
+    let refused = json!({"output": "by name: mq_open: Permission denied", "exit_code": 0});
+    assert_eq!(s.unconfined(&mq("create")), json!({"output": "created", "exit_code": 0}));
+    assert_eq!(s.confined(&mq("attack")), refused);
+    assert_eq!(s.unconfined(&mq("look")), json!({"output": "message: outside", "exit_code": 0}));
+    // Unconfined the attack gets through: the case can fail.
+    assert_eq!(s.unconfined(&mq("create")), json!({"output": "created", "exit_code": 0}));
+    assert_eq!(
+        s.unconfined(&mq("attack")),
+        json!({"output": "by name: took outside", "exit_code": 0})
+    );
+    assert_eq!(s.unconfined(&mq("look")), json!({"output": "no message", "exit_code": 0}));
+
+    // Through a mounted mqueue file system: mounted here in a mount
+    // namespace of the test's own (as root), which the tool then runs in.
+    if !is_root() || !has("unshare") {
+        skipped(
+            "mounting an mqueue file system needs root and unshare: only queues by name are tried",
+        );
+        return;
+    }
+    let mount = s.outside.join("mqueue");
+    fs::create_dir(&mount).expect("mkdir");
+    let file = mount.join(&name[1..]);
+    let run = |confined: bool| -> Vec<String> {
+        let tool = format!(
+            "{}env TMPDIR={} {} {} '{}'",
+            "setpriv --reuid=65534 --regid=65534 --clear-groups -- ",
+            s.tmp.display(),
+            if confined {
+                format!("IKIGAI_TOOLS_ROOTS={}", s.env.work().display())
+            } else {
+                String::new()
+            },
+            s.env.link("bash").display(),
+            json!({ "command": format!("python3 {} steal {}", script.display(), file.display()) }),
+        );
+        let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups --";
+        let script = format!(
+            "PATH=/usr/bin:/bin:/usr/sbin:/sbin; mount -t mqueue none {mount} || exit 1; {nobody} {mq_create}; {tool}; echo; {nobody} {mq_look}",
+            mount = mount.display(),
+            mq_create = mq("create"),
+            mq_look = mq("look"),
+        );
+        let out = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .current_dir(s.env.work())
+            .output()
+            .expect("unshare");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
+    };
+    let lines = run(true);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0], "created");
+    let v: Value = serde_json::from_str(&lines[1]).expect("the tool's answer");
+    let refused = "through the file: mq_receive: Permission denied";
+    assert_eq!(v, json!({"output": refused, "exit_code": 0}));
+    assert_eq!(lines[2], "message: outside");
+    // Unconfined it takes the message: the case can fail.
+    let lines = run(false);
+    let v: Value = serde_json::from_str(&lines[1]).expect("the tool's answer");
+    assert_eq!(v, json!({"output": "through the file: took outside", "exit_code": 0}));
+    assert_eq!(lines[2], "no message");
+}
+
+/// Where the kernel gives no namespace, the seccomp filter is what keeps
+/// the command from the IPC of the user's other processes. Forced as
+/// `break_1_without_a_namespace_…` does: a tool run by a confined command
+/// gets no user namespace and falls back to Landlock and seccomp alone. The
+/// command around it (confined itself, in its own IPC namespace) is the
+/// outside here: it makes the objects, the inner command attacks them.
+#[test]
+fn without_a_namespace_a_confined_command_cannot_reach_the_ipc_of_the_command_around_it() {
+    if !has("perl") {
+        skipped("needs perl for System V IPC");
+        return;
+    }
+    let s = Sandboxed::new();
+    if !s.kernel_allows_namespace() {
+        skipped(
+            "the kernel gives no user namespace here: every call runs without one, which the \
+             cases above try",
+        );
+        return;
+    }
+    let ipc = s.env.write("ipc.pl", IPC_PL);
+    let inner_root = s.env.mkdir("inner");
+    let inner = |command: String| {
+        format!(
+            "IKIGAI_TOOLS_ROOTS={} {} '{}'; echo",
+            inner_root.display(),
+            s.env.link("bash").display(),
+            json!({ "command": format!("readlink /proc/self/ns/ipc; {command}") })
+        )
+    };
+    let mut script = Vec::new();
+    for (n, kind) in ["shm", "msg", "sem"].into_iter().enumerate() {
+        let perl =
+            |op: &str| format!("perl {} {op} {kind} {} $ID", ipc.display(), ipc_key(3 + n as i32));
+        // The id reaches the inner command through the environment.
+        script.push(format!("export ID=$({})", perl("create")));
+        script.push(inner(perl("attack")));
+        script.push(perl("look"));
+        // Gone with the namespace anyway; removed for a run without one.
+        script.push(perl("remove"));
+    }
+    script.push("readlink /proc/self/ns/ipc".to_owned());
+    let script = script.join("\n");
+    let v = s.confined(&script);
+    let lines: Vec<&str> = output(&v).lines().collect();
+    assert_eq!(lines.len(), 7, "{v}");
+    let ns = lines[6];
+    let inner_answer =
+        |i: usize| -> Value { serde_json::from_str(lines[i]).expect("an inner answer") };
+    for (i, untouched) in [(0, "outside"), (2, "no message"), (4, "value 0")] {
+        // No IPC namespace of its own: the command around it is reachable
+        // but for the filter.
+        let expected = format!("{ns}\nby id: Permission denied\nby key: Permission denied");
+        assert_eq!(inner_answer(i), json!({"output": expected, "exit_code": 0}), "{v}");
+        assert_eq!(lines[i + 1], untouched, "{v}");
+    }
+}
+
+/// What the namespaces must not take away: pipes, devices, socket pairs,
+/// a Unix socket in the file system beneath the root and an abstract one
+/// between the command's own processes, and System V IPC of its own.
+#[test]
+fn a_confined_command_keeps_pipes_devices_its_own_sockets_and_its_own_ipc() {
+    if !has("perl") {
+        skipped("needs perl for the probe");
+        return;
+    }
+    let s = Sandboxed::new();
+    if !s.kernel_allows_namespace() {
+        skipped("the kernel gives no user namespace here: System V IPC is refused without one");
+        return;
+    }
+    let script = s.env.write(
+        "own.pl",
+        r#"
+use Socket;
+$| = 1;
+pipe(my $r, my $w) or die "pipe: $!\n";
+print $w "piped\n";
+close $w;
+print scalar <$r>;
+open(my $null, ">", "/dev/null") or die "/dev/null: $!\n";
+print $null "x";
+close $null or die "/dev/null: $!\n";
+print "written to /dev/null\n";
+socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!\n";
+print "paired\n";
+for my $addr ("sock", "\0ikigai-tools-own-$$") {
+    socket(my $l, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
+    bind($l, pack_sockaddr_un($addr)) or die "bind: $!\n";
+    listen($l, 1) or die "listen: $!\n";
+    my $pid = fork // die "fork: $!\n";
+    if (!$pid) {
+        socket(my $c, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
+        connect($c, pack_sockaddr_un($addr)) or die "connect: $!\n";
+        print $c "hello\n";
+        exit 0;
+    }
+    accept(my $conn, $l) or die "accept: $!\n";
+    my $line = <$conn>;
+    waitpid($pid, 0);
+    print(($addr eq "sock" ? "path" : "abstract") . " socket: $line");
+}
+my $id = shmget(0, 64, 01000 | 0600) // die "shmget: $!\n";
+shmwrite($id, "own", 0, 3) or die "shmwrite: $!\n";
+my $got;
+shmread($id, $got, 0, 3) or die "shmread: $!\n";
+shmctl($id, 0, 0);
+print "shared memory: $got\n";
+"#,
+    );
+    let v = s.confined(&format!("perl {}", script.display()));
+    assert_eq!(
+        v,
+        json!({
+            "output": "piped\nwritten to /dev/null\npaired\npath socket: hello\n\
+                       abstract socket: hello\nshared memory: own",
+            "exit_code": 0
+        })
+    );
+}

@@ -8,10 +8,11 @@
 //! - `landlock`: the Landlock ruleset bash runs under (writes only beneath
 //!   the roots, the private temporary directory and a few devices; no TCP;
 //!   abstract sockets and signals scoped);
-//! - `namespace`: the mount namespace bash runs in, with everything but
-//!   the roots and its private temporary directory read-only;
-//! - `seccomp`: the filter that leaves confined commands Unix sockets
-//!   only when the network is shut;
+//! - `namespace`: the namespaces bash runs in: everything but the roots and
+//!   its private temporary directory read-only, and IPC of its own;
+//! - `seccomp`: the filter that refuses new user namespaces and POSIX
+//!   message queues, leaves confined commands Unix sockets only when the
+//!   network is shut, and refuses System V IPC where no namespace was made;
 //! - `temp`: the sandbox's private temporary directory;
 //! - `reach`: whether a directory lies where a confined command may write
 //!   (beneath a root or the private temporary directory), by identity;

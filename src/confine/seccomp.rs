@@ -18,6 +18,22 @@
 //! call, finding none left, would run without its read-only namespace
 //! (`namespace`); it also keeps the kernel's namespace code out of reach.
 //!
+//! Always, when confined: no POSIX message queue (`mq_open`,
+//! `mq_timedsend`, `mq_timedreceive`, `mq_notify`, `mq_getsetattr`,
+//! `mq_unlink` fail with EACCES). By name Landlock already refuses opening
+//! one (the queues' own file system lies beneath no rule), but where the
+//! host mounted an mqueue file system (`/dev/mqueue`) every queue of the
+//! user is also a file there, which the command may open for reading like
+//! any file, and `mq_timedreceive` on that descriptor takes the message;
+//! the IPC namespace does not change what that mount shows.
+//!
+//! Without the namespaces (`namespace`), System V IPC too: `shmget`,
+//! `shmat`, `shmdt`, `shmctl`, `msgget`, `msgsnd`, `msgrcv`, `msgctl`,
+//! `semget`, `semop`, `semtimedop`, `semctl` fail with EACCES, the error
+//! each of them gives when permission is denied. They name objects by key
+//! or id, never by path, so Landlock does not see them; in the namespaces
+//! the command has an IPC namespace of its own instead, and keeps them.
+//!
 //! A system call of another architecture (i386's `int 0x80`, where
 //! `socketcall` would bypass the rules) kills the process: seccompiler's
 //! architecture check; x32 calls (the same architecture, the number with
@@ -40,6 +56,38 @@ use super::error::ConfineError;
 /// the number.
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+
+/// Every POSIX message queue call (see the module comment).
+const POSIX_MESSAGE_QUEUES: [i64; 6] = [
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+];
+
+/// x32's own number for `mq_notify` (its `struct sigevent` differs from
+/// x86-64's), which the twin `insert` adds does not name.
+#[cfg(target_arch = "x86_64")]
+const X32_MQ_NOTIFY: i64 = X32_SYSCALL_BIT | 527;
+
+/// Every System V IPC call (x86-64 and arm64 have one each; i386's
+/// multiplexed `ipc` is another architecture's, which the filter kills).
+const SYSTEM_V_IPC: [i64; 12] = [
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmdt,
+    libc::SYS_shmctl,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+];
 
 /// The compiled filters, ready for [`Filter::apply_in_child`].
 #[derive(Debug)]
@@ -77,9 +125,11 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProg
 }
 
 impl Filter {
-    /// Compiles the filters for this architecture: user namespaces always
-    /// refused, sockets other than Unix ones and io_uring unless `network`.
-    pub fn confined(network: bool) -> Result<Filter, ConfineError> {
+    /// Compiles the filters for this architecture: user namespaces and POSIX
+    /// message queues always refused, sockets other than Unix ones and
+    /// io_uring unless `network`, System V IPC unless the command runs in
+    /// an IPC `namespace` of its own.
+    pub fn confined(network: bool, namespace: bool) -> Result<Filter, ConfineError> {
         let new_user = libc::CLONE_NEWUSER as u64;
         let mut refused: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
         // unshare(flags), clone(flags, …): the flags are the first argument
@@ -93,6 +143,16 @@ impl Filter {
             }
             // An empty rule list matches every call.
             insert(&mut refused, libc::SYS_io_uring_setup, Vec::new());
+        }
+        for nr in POSIX_MESSAGE_QUEUES {
+            insert(&mut refused, nr, Vec::new());
+        }
+        #[cfg(target_arch = "x86_64")]
+        refused.insert(X32_MQ_NOTIFY, Vec::new());
+        if !namespace {
+            for nr in SYSTEM_V_IPC {
+                insert(&mut refused, nr, Vec::new());
+            }
         }
         let mut missing: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
         insert(&mut missing, libc::SYS_clone3, Vec::new());
@@ -123,15 +183,15 @@ impl Filter {
 mod tests {
     use super::*;
 
-    /// In a forked child: applies the filter, then `call`; the errno, or 0
-    /// when the call succeeded.
+    /// In a forked child: applies the filter (network shut, in the
+    /// namespaces), then `call`; the errno, or 0 when the call succeeded.
     fn in_child(call: impl Fn() -> libc::c_long) -> i32 {
-        in_child_with(false, call)
+        in_child_with(false, true, call)
     }
 
-    /// `in_child` under the filters for `network`.
-    fn in_child_with(network: bool, call: impl Fn() -> libc::c_long) -> i32 {
-        let filter = Filter::confined(network).unwrap();
+    /// `in_child` under the filters for `network` and `namespace`.
+    fn in_child_with(network: bool, namespace: bool, call: impl Fn() -> libc::c_long) -> i32 {
+        let filter = Filter::confined(network, namespace).unwrap();
         // SAFETY: the child makes system calls only and ends with _exit.
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
@@ -175,11 +235,11 @@ mod tests {
         for network in [false, true] {
             // SAFETY: unshare with flags only, in the forked child.
             let unshare = || libc::c_long::from(unsafe { libc::unshare(libc::CLONE_NEWUSER) });
-            assert_eq!(in_child_with(network, unshare), libc::EACCES);
+            assert_eq!(in_child_with(network, true, unshare), libc::EACCES);
             // SAFETY: clone3 with a null argument: the filter answers
             // before the kernel reads it.
             let clone3 = || unsafe { libc::syscall(libc::SYS_clone3, 0usize, 0usize) };
-            assert_eq!(in_child_with(network, clone3), libc::ENOSYS);
+            assert_eq!(in_child_with(network, true, clone3), libc::ENOSYS);
         }
         // Other namespaces and plain forks are not the filter's business.
         // SAFETY: unshare with flags only, in the forked child.
@@ -192,7 +252,7 @@ mod tests {
         // SAFETY: socket(2) with plain integers.
         let udp =
             || libc::c_long::from(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) });
-        assert_eq!(in_child_with(true, udp), 0);
+        assert_eq!(in_child_with(true, true, udp), 0);
     }
 
     #[test]
@@ -206,6 +266,60 @@ mod tests {
             (libc::AF_NETLINK, libc::SOCK_RAW, 0),
         ] {
             assert_eq!(socket_in_child(domain, ty, protocol), libc::EACCES, "{domain} {ty}");
+        }
+    }
+
+    /// Makes a private System V object of each kind and removes it; the
+    /// first errno, or 0.
+    fn system_v_objects() -> libc::c_long {
+        let private = 0o600 | libc::IPC_CREAT;
+        // SAFETY: System V calls with integers; IPC_RMID reads no buffer.
+        unsafe {
+            let shm = libc::shmget(libc::IPC_PRIVATE, 64, private);
+            if shm < 0 {
+                return -1;
+            }
+            libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut());
+            let msg = libc::msgget(libc::IPC_PRIVATE, private);
+            if msg < 0 {
+                return -1;
+            }
+            libc::msgctl(msg, libc::IPC_RMID, std::ptr::null_mut());
+            let sem = libc::semget(libc::IPC_PRIVATE, 1, private);
+            if sem < 0 {
+                return -1;
+            }
+            libc::semctl(sem, 0, libc::IPC_RMID);
+        }
+        0
+    }
+
+    #[test]
+    fn system_v_ipc_is_refused_unless_the_command_has_an_ipc_namespace_of_its_own() {
+        for network in [false, true] {
+            assert_eq!(in_child_with(network, false, system_v_objects), libc::EACCES);
+            assert_eq!(in_child_with(network, true, system_v_objects), 0);
+        }
+    }
+
+    #[test]
+    fn posix_message_queues_are_refused_namespace_or_not() {
+        // The system call takes the name without glibc's leading slash.
+        let name = c"ikigai-tools-unit-test-no-such-queue";
+        // SAFETY: mq_open with a C string, flags and a null attribute.
+        let open = || unsafe {
+            libc::syscall(libc::SYS_mq_open, name.as_ptr(), libc::O_RDONLY, 0, 0usize)
+        };
+        assert_eq!(open(), -1);
+        assert_eq!(io::Error::last_os_error().raw_os_error(), Some(libc::ENOENT));
+        for (network, namespace) in [(false, false), (false, true), (true, false), (true, true)] {
+            assert_eq!(in_child_with(network, namespace, open), libc::EACCES);
+            // SAFETY: mq_timedreceive on a descriptor that is no queue: the
+            // filter answers first, else the kernel says EBADF.
+            let receive = || unsafe {
+                libc::syscall(libc::SYS_mq_timedreceive, 0, 0usize, 0usize, 0usize, 0usize)
+            };
+            assert_eq!(in_child_with(network, namespace, receive), libc::EACCES);
         }
     }
 }

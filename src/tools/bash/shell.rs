@@ -6,12 +6,13 @@
 //! tool is killed outright. Only descriptors 0, 1 and 2 reach the shell,
 //! confined or not (docs/CONFINEMENT.md; docs/TOOLS.md).
 //!
-//! Confined, the child then, in this order: enters the mount namespace
-//! with the outside read-only where the kernel gives one
-//! (`confine::namespace`), enters the working directory, applies the
-//! Landlock ruleset and the seccomp filters (no user namespaces; with the
-//! network shut, Unix sockets only). All of
-//! it is prepared in the parent; the child only makes system calls.
+//! Confined, the child then, in this order: enters the namespaces where
+//! the kernel gives them (`confine::namespace`: the outside read-only, IPC
+//! of its own), enters the working directory, applies the Landlock ruleset
+//! and the seccomp filters (no user namespaces, no POSIX message queues;
+//! with the network shut, Unix sockets only; without the namespaces, no
+//! System V IPC). All of it is prepared in the parent; the child only
+//! makes system calls.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -55,8 +56,9 @@ pub struct Confinement {
 
 impl Confinement {
     /// Prepares the confinement for `roots`; with `namespace`, the plan of
-    /// a mount namespace with everything but the roots and the private
-    /// temporary directory read-only.
+    /// the namespaces (everything but the roots and the private temporary
+    /// directory read-only, IPC of its own), else a filter that refuses
+    /// System V IPC too.
     /// The command starts in `workdir` (beneath a root) when given, else
     /// in the roots' working directory.
     pub fn prepare(
@@ -66,7 +68,7 @@ impl Confinement {
         workdir: Option<&std::path::Path>,
     ) -> Result<Self, ConfineError> {
         let sandbox = Sandbox::prepare(roots, network)?;
-        let filter = Filter::confined(network)?;
+        let filter = Filter::confined(network, namespace)?;
         let namespace = if namespace {
             let mut writable: Vec<_> = roots.roots().iter().map(|r| (r.path(), r.fd())).collect();
             writable.push((sandbox.temp_dir(), sandbox.temp_fd()));
