@@ -278,6 +278,26 @@ pub fn write_object<W: Write + ?Sized>(w: &mut W, fields: &[(&str, Field)]) -> i
     w.write_all(b"}")
 }
 
+/// How many bytes `write_object` writes for `fields`, counted, not kept:
+/// what an answer takes against the output limit.
+pub fn object_len(fields: &[(&str, Field)]) -> usize {
+    /// A writer that only counts.
+    struct Counted(usize);
+    impl Write for Counted {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counted = Counted(0);
+    // Counting cannot fail.
+    let _ = write_object(&mut counted, fields);
+    counted.0
+}
+
 fn write_field<W: Write + ?Sized>(w: &mut W, value: &Field) -> io::Result<()> {
     match value {
         Field::Text(bytes) => write_str(w, bytes),

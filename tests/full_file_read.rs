@@ -351,6 +351,54 @@ fn full_an_image_too_large_is_refused_whole_never_cut() {
     assert!(image.len() > 2048, "{}", image.len());
 }
 
+/// A GIF's logical screen is small, a frame in it is 9000 pixels wide (or
+/// placed past 8000): decoders grow the canvas to hold the frame, so the
+/// bound on the sides applies to every frame, not the screen alone.
+#[test]
+fn full_a_gif_frame_larger_than_the_bound_is_refused() {
+    let env = Env::new();
+    // The header, a 10x5 screen without a colour table, then frames of one
+    // pixel's LZW data each: (left, top, width, height).
+    let gif = |frames: &[(u16, u16, u16, u16)]| {
+        let mut b = b"GIF89a\x0a\x00\x05\x00\x00\x00\x00".to_vec();
+        for &(left, top, width, height) in frames {
+            b.extend([0x21, 0xf9, 4, 0, 0, 0, 0, 0, 0x2c]);
+            for n in [left, top, width, height] {
+                b.extend(n.to_le_bytes());
+            }
+            b.extend([0, 2, 2, 0x4c, 0x01, 0]);
+        }
+        b.push(b';');
+        b
+    };
+    let refusal = |name: &str, bytes: &[u8], pixels: &str| {
+        json!({
+            "error": format!(
+                "Failed to read file: {name} (a GIF image of {pixels} pixels, {} bytes: an image \
+                 is answered whole or not at all, at most 3932160 bytes (5 MiB in base64) and \
+                 8000 pixels a side; bash can make a smaller copy, e.g. convert IN -resize \
+                 2000x2000 OUT.png)",
+                bytes.len()
+            ),
+            "error_code": "READ_FAILED"
+        })
+    };
+    let wide = gif(&[(0, 0, 10, 5), (0, 0, 9000, 5)]);
+    env.write("wide.gif", &wide);
+    let v = call_with_images(&env, json!({"file_path": "wide.gif"}));
+    assert_eq!(v, refusal("wide.gif", &wide, "9000x5"));
+    let placed = gif(&[(7995, 0, 10, 5)]);
+    env.write("placed.gif", &placed);
+    let v = call_with_images(&env, json!({"file_path": "placed.gif"}));
+    assert_eq!(v, refusal("placed.gif", &placed, "8005x5"));
+    // Frames within the bound: the image, measured by the canvas they make.
+    let fits = gif(&[(0, 0, 10, 5), (0, 0, 8000, 7)]);
+    env.write("fits.gif", &fits);
+    let v = call_with_images(&env, json!({"file_path": "fits.gif"}));
+    assert_eq!(v["output"], format!("Image: GIF, 8000x7, {} bytes", fits.len()), "{v}");
+    assert_eq!(v["image"]["data"], base64(&fits));
+}
+
 /// Through the MCP server: the image is image content beside the text, and
 /// its base64 is nowhere else.
 #[test]

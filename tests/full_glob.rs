@@ -179,3 +179,36 @@ fn leading_literal_directories_are_where_the_walk_starts() {
         json!({"output": "w/src/a.rs\nw/src/deep/b.rs", "count": 2})
     );
 }
+
+/// The walk glob shares with grep reads no ignore file past its bounds: a
+/// `.gitignore` of 760,000 patterns (1.25 GB and 4 s before) is skipped and
+/// named, and what it would leave out is listed (more, never fewer).
+#[test]
+fn a_huge_gitignore_is_skipped_and_named_in_the_answer() {
+    let env = Env::new();
+    env.mkdir(".git");
+    let mut huge = String::with_capacity(15 << 20);
+    for i in 0..760_000 {
+        huge.push_str(&format!("/gen/file-{i:06}.c\n"));
+    }
+    huge.push_str("*.o\n");
+    env.write(".gitignore", &huge);
+    env.write("a.c", "");
+    env.write("a.o", "");
+    env.write("src/.gitignore", "gen.c\n");
+    env.write("src/gen.c", "");
+    env.write("src/b.c", "");
+    let (answer, peak) =
+        crate::full_grep::answer_and_peak(&env, "glob", json!({"pattern": "**/*"}));
+    assert_eq!(
+        answer,
+        json!({
+            // src/.gitignore is read and applies below it; the hidden
+            // names the skipped file might have re-included are listed.
+            "output": ".gitignore\na.c\na.o\nsrc\nsrc/.gitignore\nsrc/b.c",
+            "count": 6,
+            "ignore_files_skipped": [format!(".gitignore: {} bytes, more than 65536", huge.len())]
+        })
+    );
+    assert!(peak < crate::full_grep::IGNORE_PEAK_MAX, "peak {} MiB", peak >> 20);
+}

@@ -4,6 +4,7 @@
 //! that the seed profile answers as before.
 
 use crate::common;
+use common::procs;
 use common::*;
 
 use std::os::unix::fs::symlink;
@@ -408,5 +409,206 @@ fn a_nul_at_the_end_of_a_large_file_makes_it_binary_in_every_mode() {
         json!({"pattern": "ipsum$", "context": 1, "head_limit": 2}),
     ] {
         assert_eq!(grep(&env, args.clone()), skipped, "{args}");
+    }
+}
+
+/// What a full-profile call of `link` answers, and the tool's own peak
+/// resident memory (`ru_maxrss`, measured from a small helper process:
+/// tests/common/procs.rs, `Measured`).
+pub(crate) fn answer_and_peak(env: &Env, link: &str, args: Value) -> (Value, u64) {
+    let run = procs::Measured::start(
+        &env.link(link),
+        &env.work(),
+        args.to_string().as_bytes(),
+        &[("IKIGAI_TOOLS_PROFILE", Some("full")), ("IKIGAI_TOOLS_MAX_OUTPUT", None)],
+    );
+    let report = run.finish();
+    assert_eq!(report.reaped.code, Some(0), "{report:?}");
+    let answer = serde_json::from_slice(&report.stdout).expect("one JSON object");
+    (answer, report.reaped.max_rss)
+}
+
+/// Far below what the hostile ignore files below cost before they were
+/// bounded (1.25 GB for the huge one, 650 MB for the long line), far above
+/// what a debug build of the tool takes with or without them (about
+/// 20 MiB).
+pub(crate) const IGNORE_PEAK_MAX: u64 = 64 << 20;
+
+/// A `.gitignore` of 760,000 patterns (14 MB; a cloned repository can carry
+/// one, and it cost 1.25 GB and 4 s, or 7 to 14 GB and minutes in other
+/// shapes) is not read: it is named in the answer, and what it would
+/// leave out is searched (more, never fewer files).
+#[test]
+fn a_huge_gitignore_is_skipped_and_named_in_the_answer() {
+    let env = Env::new();
+    env.mkdir(".git");
+    let mut huge = String::with_capacity(15 << 20);
+    for i in 0..760_000 {
+        huge.push_str(&format!("/gen/file-{i:06}.c\n"));
+    }
+    huge.push_str("*.log\n");
+    env.write(".gitignore", &huge);
+    env.write("a.txt", "needle\n");
+    env.write("debug.log", "needle\n");
+    let (answer, peak) = answer_and_peak(&env, "grep", json!({"pattern": "needle"}));
+    assert_eq!(
+        answer,
+        json!({
+            "output": "a.txt:1: needle\ndebug.log:1: needle",
+            "count": 2,
+            // a.txt, debug.log, and the hidden .gitignore: a skipped file
+            // may have re-included hidden names, so they are searched.
+            "files_searched": 3,
+            "files_skipped": 1,
+            "ignore_files_skipped": [format!(".gitignore: {} bytes, more than 65536", huge.len())]
+        })
+    );
+    assert!(peak < IGNORE_PEAK_MAX, "peak {} MiB", peak >> 20);
+}
+
+/// One line of 1 MiB of `*a` cost 650 MB once compiled: the file is over
+/// the size bound, skipped and named. A line over 4096 bytes in a small
+/// file skips its file too.
+#[test]
+fn a_gitignore_with_a_megabyte_line_is_skipped() {
+    let env = Env::new();
+    env.mkdir(".git");
+    let line = format!("{}\n", "*a".repeat(512 * 1024));
+    env.write(".gitignore", &line);
+    env.write("a.txt", "needle\n");
+    let (answer, peak) = answer_and_peak(&env, "grep", json!({"pattern": "needle"}));
+    assert_eq!(
+        answer,
+        json!({
+            "output": "a.txt:1: needle",
+            "count": 1,
+            "files_searched": 2,
+            "files_skipped": 1,
+            "ignore_files_skipped": [".gitignore: 1048577 bytes, more than 65536"]
+        })
+    );
+    assert!(peak < IGNORE_PEAK_MAX, "peak {} MiB", peak >> 20);
+    // Above the start, the file is named by its absolute path.
+    env.write("sub/b.txt", "needle\n");
+    let top = env.work().canonicalize().unwrap().join(".gitignore");
+    assert_eq!(
+        grep(&env, json!({"pattern": "needle", "path": "sub"})),
+        json!({
+            "output": "sub/b.txt:1: needle",
+            "count": 1,
+            "files_searched": 1,
+            "files_skipped": 0,
+            "ignore_files_skipped": [format!("{}: 1048577 bytes, more than 65536", top.display())]
+        })
+    );
+    env.write(".gitignore", format!("*.log\n{}\n", "*a".repeat(2049)));
+    env.write("debug.log", "needle\n");
+    assert_eq!(
+        grep(&env, json!({"pattern": "needle", "path": "."})),
+        json!({
+            "output": "./a.txt:1: needle\n./debug.log:1: needle\n./sub/b.txt:1: needle",
+            "count": 3,
+            "files_searched": 4,
+            "files_skipped": 1,
+            "ignore_files_skipped": ["./.gitignore: line 2 is 4098 bytes long, more than 4096"]
+        })
+    );
+}
+
+/// Each bound, and what a skipped file means: it is taken as re-including
+/// everything below its directory, so the rules farther out do not hide
+/// what it might have kept, and hidden names below it are searched.
+#[test]
+fn ignore_files_over_each_bound_are_skipped_and_hide_nothing() {
+    let env = Env::new();
+    env.mkdir(".git");
+    env.write(".gitignore", "*.log\n");
+    env.write("debug.log", "needle\n");
+    // More than 8192 patterns (each line one).
+    let many: String = (0..8193).map(|i| format!("/x{i}\n")).collect();
+    env.write("many/.gitignore", &many);
+    env.write("many/keep.log", "needle\n");
+    env.write("many/.hidden", "needle\n");
+    // Nine ignore files on one path: the ninth is one too many at once.
+    let mut deep = String::from("deep");
+    for level in 1..=8 {
+        deep.push_str(&format!("/d{level}"));
+        env.write(&format!("{deep}/.gitignore"), "*.tmp\n");
+    }
+    env.write(&format!("{deep}/keep.log"), "needle\n");
+    // Three files of 49,992 bytes (a pattern, then a long comment) on one
+    // path: more than 131072 bytes at once.
+    let padded = |pattern: &str| format!("{pattern}\n#{}\n", "-".repeat(49_984));
+    env.write("wide/.gitignore", padded("*.tmp"));
+    env.write("wide/a/.gitignore", padded("*.bak"));
+    env.write("wide/a/b/.gitignore", padded("*.old"));
+    env.write("wide/a/b/keep.log", "needle\n");
+    // 8000 patterns each in three directories side by side: the third
+    // would take the walk past 20,000 patterns.
+    let some: String = (0..8000).map(|i| format!("/y{i:05}\n")).collect();
+    for dir in ["walk/a", "walk/b", "walk/c"] {
+        env.write(&format!("{dir}/.gitignore"), &some);
+        env.write(&format!("{dir}/keep.log"), "needle\n");
+    }
+    let answer = grep(&env, json!({"pattern": "needle", "output_mode": "files_with_matches"}));
+    assert_eq!(
+        answer,
+        json!({
+            "output": "deep/d1/d2/d3/d4/d5/d6/d7/d8/keep.log\nmany/.hidden\nmany/keep.log\nwalk/c/keep.log\nwide/a/b/keep.log",
+            "count": 5,
+            // The files above, and the hidden .gitignore beside each of
+            // them; skipped: .git, .gitignore and debug.log, the seven
+            // .gitignore that apply in deep/, walk/a and walk/b (.gitignore
+            // and keep.log), wide/.gitignore and wide/a/.gitignore.
+            "files_searched": 9,
+            "files_skipped": 16,
+            "ignore_files_skipped": [
+                "deep/d1/d2/d3/d4/d5/d6/d7/d8/.gitignore: 8 ignore files already apply here, the most at once",
+                "many/.gitignore: more than 8192 patterns",
+                "walk/c/.gitignore: the ignore files read before it hold 16008 patterns, 128048 bytes: at most 20000 patterns and 1048576 bytes in one call",
+                "wide/a/b/.gitignore: 49992 bytes, beside the 99990 of the ignore files that apply here: more than 131072 at once"
+            ]
+        })
+    );
+    // Without the ignore files nothing is read or skipped.
+    let answer =
+        grep(&env, json!({"pattern": "needle", "no_ignore": true, "output_mode": "count"}));
+    assert!(answer.get("ignore_files_skipped").is_none(), "{answer}");
+}
+
+/// The files named are at most ten, then a count, and the field stays
+/// within the output limit with the rest of the answer: fewer named, at
+/// least the count.
+#[test]
+fn the_ignore_files_skipped_are_named_within_the_output_limit() {
+    let env = Env::new();
+    env.mkdir(".git");
+    let long_line = format!("{}\n", "x".repeat(4097));
+    let dirs: Vec<String> = (0..12).map(|i| format!("{}{i:02}", "d".repeat(100))).collect();
+    for dir in &dirs {
+        env.write(&format!("{dir}/.gitignore"), &long_line);
+        env.write(&format!("{dir}/a.txt"), "needle\n");
+    }
+    let why = ".gitignore: line 1 is 4097 bytes long, more than 4096";
+    let mut named: Vec<Value> = dirs.iter().take(10).map(|d| json!(format!("{d}/{why}"))).collect();
+    named.push(json!("2 more ignore files skipped"));
+    let answer = grep(&env, json!({"pattern": "needle", "output_mode": "count"}));
+    assert_eq!(answer["ignore_files_skipped"], Value::Array(named), "{answer}");
+    for limit in [1024, 2048] {
+        let ran = env
+            .cmd("grep")
+            .env("IKIGAI_TOOLS_PROFILE", "full")
+            .env("IKIGAI_TOOLS_MAX_OUTPUT", limit.to_string())
+            .stdin(json!({"pattern": "needle", "output_mode": "count"}).to_string())
+            .run();
+        assert!(ran.stdout.len() <= limit, "{limit}: {} bytes", ran.stdout.len());
+        let answer = ran.json();
+        let list = answer["ignore_files_skipped"].as_array().expect("the field").clone();
+        let (last, names) = list.split_last().expect("not empty");
+        let more = if names.is_empty() { "" } else { "more " };
+        assert_eq!(last, &json!(format!("{} {more}ignore files skipped", 12 - names.len())));
+        for (name, dir) in names.iter().zip(&dirs) {
+            assert_eq!(name, &json!(format!("{dir}/{why}")));
+        }
     }
 }

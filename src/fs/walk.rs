@@ -47,6 +47,7 @@ use std::sync::Arc;
 use rustix::fs::{fstat, OFlags, Stat};
 
 mod dirents;
+pub mod ignore_files;
 pub mod ignored;
 pub mod matched;
 

@@ -21,26 +21,27 @@
 //! a name starting with `.` is hidden, unless a rule whitelisted it.
 //! `no_ignore` drops the ignore files (not the override), `hidden` keeps
 //! hidden names.
+//!
+//! The ignore files are read within bounds (`ignore_files`): one over a
+//! bound is skipped, taken as re-including everything below its
+//! directory, and named in the answer. A `.gitignore` that cannot apply
+//! (no `.git` in its directory or above it) is not read.
 
 use std::ffi::OsStr;
-use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 use ignore::Match;
 use rustix::fs::{Mode, OFlags};
 
 use super::dirents::Dirents;
+use super::ignore_files::{IgnoreFile, IgnoreFiles, InForce};
 use super::{Kind, MAX_DEPTH};
 use crate::confine::{open_entry, openat_beneath, Roots};
 use crate::error::ToolError;
-
-/// An ignore file larger than this is not read (no rule file is this long).
-const MAX_RULES_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What the walk keeps (see the module comment).
 #[derive(Default)]
@@ -80,9 +81,9 @@ impl Met<'_> {
 
 /// The rules of one directory (or of one above the start).
 struct Level {
-    ignore: Option<Gitignore>,
-    gitignore: Option<Gitignore>,
-    exclude: Option<Gitignore>,
+    ignore: IgnoreFile,
+    gitignore: IgnoreFile,
+    exclude: IgnoreFile,
     has_git: bool,
     /// Above the start: the path from this directory to the start, ending
     /// with `/`; the matched path is this and the path below the start.
@@ -94,8 +95,17 @@ struct Level {
 
 impl Level {
     fn is_empty(&self) -> bool {
-        self.ignore.is_none() && self.gitignore.is_none() && self.exclude.is_none()
+        self.ignore.is_absent() && self.gitignore.is_absent() && self.exclude.is_absent()
     }
+
+    fn cost(&self) -> InForce {
+        self.ignore.cost().add(self.gitignore.cost()).add(self.exclude.cost())
+    }
+}
+
+/// What the ignore files of `levels` hold.
+fn in_force(levels: &[Level]) -> InForce {
+    levels.iter().fold(InForce::default(), |sum, level| sum.add(level.cost()))
 }
 
 /// Walks the directory `start` (the path as given; `None`: the current
@@ -103,11 +113,13 @@ impl Level {
 /// what they hold, the entries of a directory in byte order of their names
 /// (`rg --sort path`); a kept directory is entered when `visit` answers
 /// true for it. A start outside the roots is `PERMISSION_DENIED`, a
-/// missing one `FILE_NOT_FOUND`.
+/// missing one `FILE_NOT_FOUND`. The ignore files read and skipped are
+/// counted in `files` (one for all the walks of a call).
 pub fn walk_ignoring(
     start: Option<&str>,
     roots: Option<&Roots>,
     rules: &Rules,
+    files: &mut IgnoreFiles,
     visit: &mut dyn FnMut(&Met<'_>) -> bool,
 ) -> Result<(), ToolError> {
     let shown = start.unwrap_or(".");
@@ -116,7 +128,7 @@ pub fn walk_ignoring(
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
             let dir = rustix::fs::open(shown, flags, Mode::empty())
                 .map_err(|e| ToolError::from_io(&e.into(), shown, ToolError::OpenFailed))?;
-            let above = if rules.no_ignore { Vec::new() } else { levels_above(shown) };
+            let above = if rules.no_ignore { Vec::new() } else { levels_above(shown, files) };
             (dir, above)
         }
         Some(roots) => {
@@ -126,7 +138,7 @@ pub fn walk_ignoring(
             let above = if rules.no_ignore {
                 Vec::new()
             } else {
-                levels_above_in(roots, dir.root, &dir.rel)
+                levels_above_in(roots, dir.root, &dir.rel, files)
             };
             (dir.fd, above)
         }
@@ -136,13 +148,14 @@ pub fn walk_ignoring(
         path.push(b'/');
     }
     let rel_at = path.len();
-    let mut walker = Walker { rules, visit, dirents: Dirents::new(), levels: above, rel_at };
+    let mut walker = Walker { rules, files, visit, dirents: Dirents::new(), levels: above, rel_at };
     walker.directory(&mut path, &Arc::new(dir), 0);
     Ok(())
 }
 
 struct Walker<'r, 'v> {
     rules: &'r Rules,
+    files: &'v mut IgnoreFiles,
     visit: &'v mut dyn FnMut(&Met<'_>) -> bool,
     dirents: Dirents,
     /// The rules of the directories above the current entry, outermost first.
@@ -169,7 +182,7 @@ impl Walker<'_, '_> {
         });
         let names = &listing.names;
         listing.entries.sort_unstable_by(|a, b| names[a.0..a.1].cmp(&names[b.0..b.1]));
-        let level = self.level_of(dir.as_fd(), &listing, path.len() - self.rel_at);
+        let level = self.level_of(dir.as_fd(), &listing, path, path.len() - self.rel_at);
         let local = page_cached(dir.as_fd());
         self.levels.push(level);
         let len = path.len();
@@ -191,12 +204,19 @@ impl Walker<'_, '_> {
         self.levels.pop();
     }
 
-    /// The ignore files of the directory being listed.
-    fn level_of(&self, dir: BorrowedFd<'_>, listing: &Listing, at: usize) -> Level {
+    /// The ignore files of the directory being listed, printed as `shown`
+    /// (ending with `/` unless empty).
+    fn level_of(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        listing: &Listing,
+        shown: &[u8],
+        at: usize,
+    ) -> Level {
         let mut level = Level {
-            ignore: None,
-            gitignore: None,
-            exclude: None,
+            ignore: IgnoreFile::Absent,
+            gitignore: IgnoreFile::Absent,
+            exclude: IgnoreFile::Absent,
             has_git: false,
             lead: Vec::new(),
             at,
@@ -204,17 +224,21 @@ impl Walker<'_, '_> {
         if self.rules.no_ignore {
             return level;
         }
+        let mut present = Present { ignore: false, gitignore: false };
         for &(start, end, _) in &listing.entries {
             match &listing.names[start..end] {
-                b".ignore" => level.ignore = read_rules(dir, ".ignore"),
-                b".gitignore" => level.gitignore = read_rules(dir, ".gitignore"),
-                b".git" => {
-                    level.has_git = true;
-                    level.exclude = read_rules(dir, ".git/info/exclude");
-                }
+                b".ignore" => present.ignore = true,
+                b".gitignore" => present.gitignore = true,
+                b".git" => level.has_git = true,
                 _ => {}
             }
         }
+        let named = |name: &str| {
+            let mut path = String::from_utf8_lossy(shown).into_owned();
+            path.push_str(name);
+            path
+        };
+        read_level(&mut level, &self.levels, self.files, dir, present, named);
         level
     }
 
@@ -264,9 +288,7 @@ impl Walker<'_, '_> {
                 &joined[..]
             };
             let below = Path::new(OsStr::from_bytes(below));
-            let of = |rules: &Option<Gitignore>| {
-                rules.as_ref().map_or(Match::None, |r| r.matched(below, is_dir).map(|_| ()))
-            };
+            let of = |file: &IgnoreFile| file.matched(below, is_dir);
             if ignore.is_none() {
                 ignore = of(&level.ignore);
             }
@@ -300,28 +322,48 @@ fn page_cached(dir: BorrowedFd<'_>) -> bool {
     rustix::fs::fstatfs(dir).is_ok_and(|fs| LOCAL.contains(&(fs.f_type as i64)))
 }
 
-/// The rules of the file at `rel` in `dir` (beneath it, its last component
-/// not followed); `None` when there is none, or it is no regular file.
-fn read_rules(dir: BorrowedFd<'_>, rel: &str) -> Option<Gitignore> {
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW;
-    let fd = openat_beneath(dir, Path::new(rel), flags, Mode::empty()).ok()?;
-    let file = std::fs::File::from(fd);
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return None;
+/// Which ignore files a directory holds (a directory above the start is
+/// not listed: both are tried).
+struct Present {
+    ignore: bool,
+    gitignore: bool,
+}
+
+/// Reads the ignore files of a directory into `level` (its `has_git` set),
+/// below the levels `outer`: the strongest first (`.ignore`, `.gitignore`,
+/// `.git/info/exclude`), each counted against the bounds with those that
+/// apply there already. A `.gitignore` is read only with a `.git` in the
+/// directory or above it: elsewhere it cannot apply. `named` names a file
+/// in the answer, should it be skipped.
+fn read_level(
+    level: &mut Level,
+    outer: &[Level],
+    files: &mut IgnoreFiles,
+    dir: BorrowedFd<'_>,
+    present: Present,
+    named: impl Fn(&str) -> String,
+) {
+    let in_git = level.has_git || outer.iter().any(|l| l.has_git);
+    let mut held = in_force(outer);
+    let mut read = |rel: &str| {
+        let file = files.read(dir, rel, held, || named(rel));
+        held = held.add(file.cost());
+        file
+    };
+    if present.ignore {
+        level.ignore = read(".ignore");
     }
-    let mut text = Vec::new();
-    file.take(MAX_RULES_BYTES).read_to_end(&mut text).ok()?;
-    let mut builder = GitignoreBuilder::new(".");
-    for line in String::from_utf8_lossy(&text).lines() {
-        // A malformed line is passed over, as git and ripgrep do.
-        let _ = builder.add_line(None, line);
+    if in_git && present.gitignore {
+        level.gitignore = read(".gitignore");
     }
-    builder.build().ok().filter(|rules| !rules.is_empty())
+    if level.has_git {
+        level.exclude = read(".git/info/exclude");
+    }
 }
 
 /// The rules of the directories above the start `shown` (unconfined),
 /// outermost first, as ripgrep reads them: up to `/`.
-fn levels_above(shown: &str) -> Vec<Level> {
+fn levels_above(shown: &str, files: &mut IgnoreFiles) -> Vec<Level> {
     let Ok(cwd) = std::env::current_dir() else { return Vec::new() };
     let names = normal_names(&cwd.join(shown));
     let mut levels = Vec::new();
@@ -329,7 +371,8 @@ fn levels_above(shown: &str) -> Vec<Level> {
     for (i, name) in names.iter().enumerate() {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         if let Ok(fd) = rustix::fs::open(&dir, flags, Mode::empty()) {
-            levels.push(level_above(fd.as_fd(), &names[i..]));
+            let level = level_above(fd.as_fd(), &names[i..], &levels, files, &dir);
+            levels.push(level);
         }
         dir.push(OsStr::from_bytes(name));
     }
@@ -339,7 +382,7 @@ fn levels_above(shown: &str) -> Vec<Level> {
 /// The rules of the directories above the start, below `rel` of root
 /// `root` (confined): the root and the directories down to the start,
 /// never anything above the root.
-fn levels_above_in(roots: &Roots, root: usize, rel: &Path) -> Vec<Level> {
+fn levels_above_in(roots: &Roots, root: usize, rel: &Path, files: &mut IgnoreFiles) -> Vec<Level> {
     let Some(root) = roots.roots().get(root) else { return Vec::new() };
     if rel.components().any(|c| c == Component::ParentDir) {
         return Vec::new();
@@ -350,29 +393,42 @@ fn levels_above_in(roots: &Roots, root: usize, rel: &Path) -> Vec<Level> {
     for (i, name) in names.iter().enumerate() {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY;
         if let Ok(fd) = openat_beneath(root.fd(), &dir, flags, Mode::empty()) {
-            levels.push(level_above(fd.as_fd(), &names[i..]));
+            let shown = root.path().join(&dir);
+            let level = level_above(fd.as_fd(), &names[i..], &levels, files, &shown);
+            levels.push(level);
         }
         dir.push(OsStr::from_bytes(name));
     }
     levels
 }
 
-/// The rules of a directory above the start, which lies at `names` below it.
-fn level_above(dir: BorrowedFd<'_>, names: &[Vec<u8>]) -> Level {
+/// The rules of a directory above the start (`shown`, to name its files),
+/// which lies at `names` below it, below the levels `outer`.
+fn level_above(
+    dir: BorrowedFd<'_>,
+    names: &[Vec<u8>],
+    outer: &[Level],
+    files: &mut IgnoreFiles,
+    shown: &Path,
+) -> Level {
     let mut lead = Vec::new();
     for name in names {
         lead.extend_from_slice(name);
         lead.push(b'/');
     }
     let has_git = rustix::fs::statat(dir, ".git", rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
-    Level {
-        ignore: read_rules(dir, ".ignore"),
-        gitignore: read_rules(dir, ".gitignore"),
-        exclude: if has_git { read_rules(dir, ".git/info/exclude") } else { None },
+    let mut level = Level {
+        ignore: IgnoreFile::Absent,
+        gitignore: IgnoreFile::Absent,
+        exclude: IgnoreFile::Absent,
         has_git,
         lead,
         at: 0,
-    }
+    };
+    let named = |name: &str| shown.join(name).to_string_lossy().into_owned();
+    let present = Present { ignore: true, gitignore: true };
+    read_level(&mut level, outer, files, dir, present, named);
+    level
 }
 
 /// The names of `path`, `.` dropped and `..` taken back lexically.
@@ -397,7 +453,7 @@ mod tests {
     /// What `walk_ignoring` keeps, as printed, in order.
     fn ours(start: &str, rules: &Rules) -> Vec<String> {
         let mut kept = Vec::new();
-        walk_ignoring(Some(start), None, rules, &mut |met: &Met<'_>| {
+        walk_ignoring(Some(start), None, rules, &mut IgnoreFiles::new(), &mut |met: &Met<'_>| {
             if met.kept {
                 kept.push(String::from_utf8_lossy(met.path).into_owned());
             }

@@ -7,6 +7,7 @@
 //! matches a name that starts with `.` (`hidden: true` with `*` lists
 //! `.env`, as fd does); `.` and `..` are never met.
 
+use super::ignore_files::IgnoreFiles;
 use super::ignored::{walk_ignoring, Met, Rules};
 use super::{closure, literal_start, push_name};
 use crate::confine::Roots;
@@ -17,11 +18,12 @@ use crate::fs::pattern::{Component, Glob, Tree};
 /// Calls `found` with each match of `glob` the walk keeps, as printed (a
 /// directory matched by a pattern ending with `/` gets one), and the entry.
 /// A start that cannot be opened gives no matches; one outside the roots
-/// is `PERMISSION_DENIED`.
+/// is `PERMISSION_DENIED`. The ignore files read are counted in `files`.
 pub fn glob_ignoring(
     glob: &Glob,
     roots: Option<&Roots>,
     rules: &Rules,
+    files: &mut IgnoreFiles,
     found: &mut dyn FnMut(&[u8], &Met<'_>),
 ) -> Result<(), ToolError> {
     for root in &glob.roots {
@@ -33,7 +35,7 @@ pub fn glob_ignoring(
         let mut shown = Vec::new();
         let start = String::from_utf8_lossy(&prefix).into_owned();
         let start = (!start.is_empty()).then_some(start.as_str());
-        let walked = walk_ignoring(start, roots, rules, &mut |met: &Met<'_>| {
+        let walked = walk_ignoring(start, roots, rules, files, &mut |met: &Met<'_>| {
             if !met.kept {
                 return false;
             }

@@ -6,8 +6,10 @@
 //! content (and from where), or put there by an edit. The diff
 //! (`super::diff`) is made from that, not by comparing the two texts.
 //! Memory: the old content, the current one and the next (three times the
-//! file at most; twice for one edit, the old content is not copied); a
-//! buffer that cannot be had is `OUT_OF_MEMORY`.
+//! file at most; twice for one edit, the old content is not copied), and
+//! the pieces: at most two a changed line (`holds_a_line`); a buffer that
+//! cannot be had is `OUT_OF_MEMORY`. Work: each edit goes over the whole
+//! content, so the edits of one call are bounded (`MAX_EDITS`, `MAX_WORK`).
 
 use std::borrow::Cow;
 
@@ -19,6 +21,43 @@ use crate::memory;
 
 use super::hints;
 use super::to_crlf;
+
+/// The most edits one call takes: a number no model needs (a multi-edit is
+/// a handful, a few dozen at most), whatever the file.
+pub const MAX_EDITS: usize = 1000;
+
+/// The most work one call's edits may take, in edits times the file's
+/// bytes: each edit goes over the whole content (counts its matches, then
+/// builds the next content), so this bounds the time before the answer.
+/// 20,000 edits of a 22 MB file took 67 to 74 s, past a host's 30 s; at
+/// this bound a call answers in about 2 s (docs/TOOLS.md, file_edit, "Full
+/// profile"). One edit is never refused: it is the seed's, on any file.
+pub const MAX_WORK: u64 = 8 << 30;
+
+/// The edits one call takes for a file of `size` bytes: at least one.
+pub fn most_edits_for(size: u64) -> usize {
+    let by_work = usize::try_from(MAX_WORK / size.max(1)).unwrap_or(usize::MAX);
+    by_work.clamp(1, MAX_EDITS)
+}
+
+/// Refuses, before any is applied, more edits than the call takes for a
+/// file of `size` bytes: `INVALID_ARG` saying the bound and what to do.
+pub fn check_work(count: usize, size: u64, path: &str) -> Result<(), ToolError> {
+    let most = most_edits_for(size);
+    if count <= most {
+        return Ok(());
+    }
+    Err(ToolError::InvalidArg(format!(
+        "parameter edits holds {count} edits for {path} ({size} bytes): each edit goes over \
+         the whole file, and one call takes at most {most} for a file this size (edits times \
+         the file's bytes at most {MAX_WORK}, and {MAX_EDITS} edits); {TO_DO}"
+    )))
+}
+
+/// What to do with more edits than one call takes.
+pub const TO_DO: &str = "split them into several calls, each passing the sha256 the one \
+    before answered as expected_sha256, or write the whole new content with file_write; \
+    nothing was written";
 
 /// One replacement asked for.
 pub struct Edit<'a> {
@@ -129,16 +168,34 @@ fn replace(
     memory::try_reserve(&mut out, size).map_err(|_| ToolError::AllocationFailed)?;
     let mut cut = Cutter { pieces, index: 0, start: 0, out: Vec::new() };
     let mut last = 0;
-    for pos in memmem::find_iter(content, old) {
+    for (i, pos) in memmem::find_iter(content, old).enumerate() {
         out.extend_from_slice(&content[last..pos]);
         out.extend_from_slice(new);
-        cut.take(last, pos);
+        if i > 0 && !holds_a_line(content, last, pos) {
+            cut.changed(last, pos);
+        } else {
+            cut.take(last, pos);
+        }
         cut.push(Piece { len: new.len(), from: None });
         last = pos + old.len();
     }
     out.extend_from_slice(&content[last..]);
     cut.take(last, content.len());
     Ok((out, cut.out))
+}
+
+/// Whether the stretch `from..to` of `content` between two replacements
+/// holds a whole line, one the diff can show unchanged: two line ends, or
+/// one and the stretch starts a line. One that holds none lies in the
+/// changed lines around it whatever it is (`diff::widen` joins them), so
+/// it is taken as changed: one piece for the run of replacements, not two
+/// for each (a `replace_all` of 2,000,000 one-byte matches on one line
+/// made 4,000,000 pieces, 96 MB for a 4 MB file).
+fn holds_a_line(content: &[u8], from: usize, to: usize) -> bool {
+    let stretch = &content[from..to];
+    let Some(first) = memchr::memchr(b'\n', stretch) else { return false };
+    let starts_a_line = from == 0 || content[from - 1] == b'\n';
+    starts_a_line || memchr::memchr(b'\n', &stretch[first + 1..]).is_some()
 }
 
 /// Cuts the pieces of a content into those of its stretches, taken in
@@ -172,6 +229,21 @@ impl Cutter<'_> {
         }
     }
 
+    /// Bytes `from..to` as one changed piece (`from` at or past earlier
+    /// requests).
+    fn changed(&mut self, from: usize, to: usize) {
+        // Past the pieces that end by `to`, as `take` would go.
+        while let Some(&piece) = self.pieces.get(self.index) {
+            let end = self.start + piece.len;
+            if end > to {
+                break;
+            }
+            self.index += 1;
+            self.start = end;
+        }
+        self.push(Piece { len: to - from, from: None });
+    }
+
     fn push(&mut self, piece: Piece) {
         if piece.len == 0 {
             return;
@@ -202,8 +274,8 @@ mod tests {
     #[test]
     fn edits_apply_in_order_and_pieces_say_what_was_copied() {
         let applied =
-            apply(b"a b c b", &[edit("b", "XY", true), edit("XY c", "z", false)]).unwrap();
-        assert_eq!(&applied.content[..], b"a z XY");
+            apply(b"a\nb\nc\nb\n", &[edit("b", "XY", true), edit("XY\nc", "z", false)]).unwrap();
+        assert_eq!(&applied.content[..], b"a\nz\nXY\n");
         assert_eq!(applied.count, 3);
         assert_eq!(
             applied.pieces,
@@ -212,7 +284,30 @@ mod tests {
                 Piece { len: 1, from: None },
                 Piece { len: 1, from: Some(5) },
                 Piece { len: 2, from: None },
+                Piece { len: 1, from: Some(7) },
             ]
+        );
+    }
+
+    /// Between two replacements, bytes that hold no whole line are taken
+    /// as changed: one piece for a run of replacements on a line, whose
+    /// diff is the same (the line removed and added).
+    #[test]
+    fn a_run_of_replacements_on_a_line_is_one_piece() {
+        let applied = apply(b"abababab\nab\n", &[edit("a", "c", true)]).unwrap();
+        assert_eq!(&applied.content[..], b"cbcbcbcb\ncb\n");
+        // "b\n" between the first line's last match and the second's: no
+        // whole line.
+        assert_eq!(
+            applied.pieces,
+            [Piece { len: 10, from: None }, Piece { len: 2, from: Some(10) }]
+        );
+        let many = b"ab".repeat(100_000);
+        let applied = apply(&many, &[edit("a", "c", true)]).unwrap();
+        assert_eq!(applied.count, 100_000);
+        assert_eq!(
+            applied.pieces,
+            [Piece { len: 199_999, from: None }, Piece { len: 1, from: Some(199_999) }]
         );
     }
 

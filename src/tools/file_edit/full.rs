@@ -3,8 +3,9 @@
 //! of a file changed since it was read (`expected_sha256`); `dry_run`; and
 //! an answer with the diff and the new content's sha256.
 //!
-//! The same steps as the seed's, in the same order: the arguments, the
-//! file opened, the target resolved, the lock taken; then, under the lock,
+//! The same steps as the seed's, in the same order: the arguments (at most
+//! `edits::MAX_EDITS` edits), the file opened, the edits' work for its size
+//! bounded (`edits::check_work`), the target resolved, the lock taken; then, under the lock,
 //! the content read, its sha256 compared, every edit applied in memory, and
 //! only then the one crash-safe write (`fs::atomic_write`).
 
@@ -31,11 +32,16 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let dry_run = args.optional_bool("dry_run")?.unwrap_or(false);
     let roots = context.roots()?;
     let opened = open_regular(path, roots)?;
+    // The work the edits take, bounded before anything else is done: by
+    // the size the file says, and again by what was read (it may have grown).
+    let size = opened.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    edits::check_work(edits.len(), size, path)?;
     let target = Target::for_write(path, roots)?;
     // Held until the edited file is in place: the content compared with
     // `expected_sha256` is the content edited and replaced.
     let file = lock::for_edit(path, &target, opened, context.lock_wait)?;
     let content = read::read_all(&file, path)?;
+    edits::check_work(edits.len(), content.len() as u64, path)?;
     if let Some(expected) = expected {
         if sha256_hex(&content) != expected {
             return Err(ToolError::Stale(path.to_owned()));
@@ -105,6 +111,14 @@ fn requested(args: &Args) -> Result<Vec<Edit<'_>>, ToolError> {
     }
     if items.is_empty() {
         return Err(ToolError::InvalidArg("parameter edits must not be empty".to_owned()));
+    }
+    if items.len() > edits::MAX_EDITS {
+        return Err(ToolError::InvalidArg(format!(
+            "parameter edits holds {} edits, at most {} are taken in one call; {}",
+            items.len(),
+            edits::MAX_EDITS,
+            edits::TO_DO
+        )));
     }
     items
         .iter()

@@ -179,11 +179,78 @@ pub fn dimensions(format: Format, bytes: &[u8]) -> Option<(u32, u32)> {
             (bytes.get(12..16)? == b"IHDR").then_some(())?;
             (be32(bytes, 16)?, be32(bytes, 20)?)
         }
-        Format::Gif => (u32::from(le16(bytes, 6)?), u32::from(le16(bytes, 8)?)),
+        Format::Gif => gif(bytes)?,
         Format::WebP => webp(bytes)?,
         Format::Jpeg => jpeg(bytes)?,
     };
     (w > 0 && h > 0).then_some((w, h))
+}
+
+/// The size a GIF is shown at: its logical screen, grown to hold every
+/// frame. A frame (image descriptor) may be placed and sized beyond the
+/// screen, and decoders grow the canvas to fit it (Pillow does), so the
+/// bound on the sides must see every frame, not the screen alone. The walk
+/// goes from block to block to the trailer: extensions and each frame's
+/// image data are skipped by their sub-block sizes, one step each, never
+/// past the end, so it is linear in the (bounded) file. A stream that
+/// cannot be walked (an unknown block, a block cut short) is no image to
+/// measure: `None`, answered as text, as a PNG without its header. One
+/// that ends where a block would start, without its trailer, has had
+/// every frame measured, and is taken as decoders take it.
+fn gif(b: &[u8]) -> Option<(u32, u32)> {
+    let (mut width, mut height) = (u32::from(le16(b, 6)?), u32::from(le16(b, 8)?));
+    let flags = *b.get(10)?;
+    // The header and the logical screen descriptor, then the global colour table.
+    let mut at = 13 + colour_table(flags);
+    loop {
+        let Some(&block) = b.get(at) else {
+            return (at == b.len()).then_some((width, height));
+        };
+        match block {
+            // Trailer.
+            0x3b => return Some((width, height)),
+            // Extension: its label, then sub-blocks.
+            0x21 => {
+                b.get(at + 1)?;
+                at = skip_sub_blocks(b, at + 2)?;
+            }
+            // Image descriptor: left, top, width, height, flags; a local
+            // colour table; the LZW minimum code size; the data's sub-blocks.
+            0x2c => {
+                let right = u32::from(le16(b, at + 1)?) + u32::from(le16(b, at + 5)?);
+                let bottom = u32::from(le16(b, at + 3)?) + u32::from(le16(b, at + 7)?);
+                width = width.max(right);
+                height = height.max(bottom);
+                let flags = *b.get(at + 9)?;
+                at += 10 + colour_table(flags);
+                b.get(at)?;
+                at = skip_sub_blocks(b, at + 1)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The bytes of the colour table a GIF's descriptor flags announce.
+fn colour_table(flags: u8) -> usize {
+    if flags & 0x80 == 0 {
+        0
+    } else {
+        3 << ((flags & 0x07) + 1)
+    }
+}
+
+/// Where the sub-blocks starting at `at` end (past their zero-sized
+/// terminator); `None` when the bytes end first.
+fn skip_sub_blocks(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        let size = usize::from(*b.get(at)?);
+        at += 1;
+        if size == 0 {
+            return Some(at);
+        }
+        at += size;
+    }
 }
 
 fn webp(b: &[u8]) -> Option<(u32, u32)> {
@@ -264,7 +331,7 @@ mod tests {
         assert_eq!(sniff(&png(1, 1)), Some(Format::Png));
         assert_eq!(dimensions(Format::Png, &png(640, 480)), Some((640, 480)));
         assert_eq!(dimensions(Format::Png, &png(0, 480)), None, "0 wide is no image");
-        let gif = b"GIF89a\x80\x02\xe0\x01\xf7\0\0";
+        let gif = b"GIF89a\x80\x02\xe0\x01\x70\0\0;";
         assert_eq!(sniff(gif), Some(Format::Gif));
         assert_eq!(dimensions(Format::Gif, gif), Some((640, 480)));
         // A JPEG with an APP0 segment before its SOF0.
@@ -284,6 +351,59 @@ mod tests {
         assert_eq!(dimensions(Format::WebP, extended), Some((640, 480)));
         assert_eq!(sniff(b"hello world, not an image"), None);
         assert_eq!(dimensions(Format::Png, b"\x89PNG\r\n\x1a\n"), None, "cut short");
+    }
+
+    /// A GIF of a `screen`, a global colour table of 4 entries, a graphic
+    /// control extension and one frame of 1 pixel's LZW data for each of
+    /// `frames` (left, top, width, height), with a local colour table on
+    /// the second; the trailer.
+    fn gif(screen: (u16, u16), frames: &[(u16, u16, u16, u16)]) -> Vec<u8> {
+        let mut b = b"GIF89a".to_vec();
+        b.extend(screen.0.to_le_bytes());
+        b.extend(screen.1.to_le_bytes());
+        b.extend([0x81, 0, 0]);
+        b.extend([0u8; 12]);
+        for (i, &(left, top, width, height)) in frames.iter().enumerate() {
+            b.extend([0x21, 0xf9, 4, 0, 0, 0, 0, 0]);
+            b.push(0x2c);
+            for n in [left, top, width, height] {
+                b.extend(n.to_le_bytes());
+            }
+            if i == 1 {
+                b.push(0x80);
+                b.extend([0u8; 6]);
+            } else {
+                b.push(0);
+            }
+            b.extend([2, 2, 0x4c, 0x01, 0]);
+        }
+        b.push(b';');
+        b
+    }
+
+    #[test]
+    fn a_gif_is_measured_by_its_screen_grown_to_hold_every_frame() {
+        let frame = (0, 0, 10, 5);
+        assert_eq!(dimensions(Format::Gif, &gif((10, 5), &[frame, frame])), Some((10, 5)));
+        // A frame past the screen, by its size or its place: the canvas a
+        // decoder makes holds it.
+        let wide = gif((10, 5), &[frame, (0, 0, 9000, 5)]);
+        assert_eq!(dimensions(Format::Gif, &wide), Some((9000, 5)));
+        let placed = gif((10, 5), &[frame, frame, (7990, 7995, 20, 10)]);
+        assert_eq!(dimensions(Format::Gif, &placed), Some((8010, 8005)));
+        // Without its trailer, every frame was met: taken as decoders take it.
+        let mut untrailed = gif((10, 5), &[(0, 0, 9000, 5)]);
+        untrailed.pop();
+        assert_eq!(dimensions(Format::Gif, &untrailed), Some((9000, 5)));
+        // A stream that cannot be walked is none to measure (read as text):
+        // cut inside a block, an unknown block, a colour table cut short.
+        let whole = gif((10, 5), &[frame, (0, 0, 9000, 5)]);
+        for cut in [whole.len() - 2, whole.len() - 5, 30, 14] {
+            assert_eq!(dimensions(Format::Gif, &whole[..cut]), None, "cut at {cut}");
+        }
+        let mut unknown = gif((10, 5), &[frame]);
+        unknown.insert(unknown.len() - 1, 0x99);
+        assert_eq!(dimensions(Format::Gif, &unknown), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! glob in the full profile (docs/TOOLS.md, glob, "Full profile"): the
 //! seed's patterns over the ignore-aware walk (`fs::walk::matched`), hidden
 //! and ignored files left out unless asked (`fd --glob`), sorted by path or
-//! by modification time, at most `head_limit` paths.
+//! by modification time, at most `head_limit` paths; the ignore files
+//! skipped as over a bound are named (`ignore_files_skipped`).
 
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
@@ -12,6 +13,7 @@ use rustix::fs::{statat, AtFlags};
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::fs::pattern::Glob;
+use crate::fs::walk::ignore_files::IgnoreFiles;
 use crate::fs::walk::ignored::{Met, Rules};
 use crate::fs::walk::matched::glob_ignoring;
 use crate::json::Field;
@@ -47,7 +49,8 @@ pub(super) fn run(args: &Args, context: &Context) -> Outcome {
     let roots = context.roots()?;
     // (modification time, path): newest first, then by path.
     let mut all: Vec<((i64, i64), Vec<u8>)> = Vec::new();
-    glob_ignoring(&glob, roots, &rules, &mut |shown: &[u8], met: &Met<'_>| {
+    let mut ignore_files = IgnoreFiles::new();
+    glob_ignoring(&glob, roots, &rules, &mut ignore_files, &mut |shown: &[u8], met: &Met<'_>| {
         let mtime = if by_mtime { mtime(met) } else { (0, 0) };
         all.push((mtime, shown.to_vec()));
     })?;
@@ -74,6 +77,7 @@ pub(super) fn run(args: &Args, context: &Context) -> Outcome {
     if keep < count {
         answer.push(("truncated", Field::Bool(true)));
     }
+    answer.extend(ignore_files.field(&answer, context.max_output));
     Ok(answer)
 }
 

@@ -1,11 +1,13 @@
 //! How grep's answer is printed: `PATH:LINE: TEXT`, a line for each
 //! matching line, the files in order, within the output limit.
 //!
-//! Memory stays bounded by the output limit plus a constant, whatever the
-//! files hold (docs/SPEC.md, "Output limit"): a file searched ahead of the files
+//! The lines held stay bounded by the output limit, whatever the files hold
+//! (docs/SPEC.md, "Output limit"): a file searched ahead of the files
 //! before it holds at most `HOLD_AHEAD` bytes of lines; past that it waits
 //! for its turn and hands its lines over to the answer, as it does from
-//! then on.
+//! then on. A matching line is formatted whole first (`Lines::line`): with
+//! the searcher's buffer, a thread may hold the longest line twice, up to
+//! 512 MiB (docs/TOOLS.md, grep).
 
 use std::fs::File;
 use std::io::Write;
