@@ -718,15 +718,21 @@ fn log_until(
     lines
 }
 
+/// A server on a free loopback port confined to a new directory `root`,
+/// with `envs` in its environment (the bounds' test knob among them).
+fn confined_http(env: &Env, envs: &[(&str, &str)]) -> Http {
+    let root = env.mkdir("root");
+    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
+    Http::start(env, &args, envs)
+}
+
 /// Break 7: hyper bounds only the headers' time; a body trickled a byte
 /// every few seconds held its connection (and what it had sent) forever.
 /// The whole body must arrive within the body bound (60 s; 1 s here).
 #[test]
 fn a_trickled_body_is_cut_off_after_the_body_time_limit() {
     let env = Env::new();
-    let root = env.mkdir("root");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
-    let http = Http::start(&env, &args, &[(LIMITS, "body=1")]);
+    let http = confined_http(&env, &[(LIMITS, "body=1")]);
     // Without the bound nothing comes back: the read times out (4 s).
     let mut stream = open_with(&http, &post_head(&http, 1000), std::time::Duration::from_secs(4));
     let mut writer = stream.try_clone().expect("clone");
@@ -756,9 +762,7 @@ fn a_trickled_body_is_cut_off_after_the_body_time_limit() {
 #[test]
 fn connections_beyond_the_bound_are_refused() {
     let env = Env::new();
-    let root = env.mkdir("root");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
-    let http = Http::start(&env, &args, &[(LIMITS, "connections=3")]);
+    let http = confined_http(&env, &[(LIMITS, "connections=3")]);
     // Three connections that have sent nothing yet (the header wait, 5 s,
     // is longer than this test).
     let held: Vec<TcpStream> =
@@ -807,9 +811,7 @@ fn connections_beyond_the_bound_are_refused() {
 #[test]
 fn bodies_beyond_the_byte_budget_are_refused() {
     let env = Env::new();
-    let root = env.mkdir("root");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
-    let http = Http::start(&env, &args, &[(LIMITS, "budget=100000")]);
+    let http = confined_http(&env, &[(LIMITS, "budget=100000")]);
     // A body of 90,000 bytes stalled after 80,000.
     let mut stalled = open_with(&http, &post_head(&http, 90_000), PATIENCE);
     stalled.write_all(&[b' '; 80_000]).expect("write");
@@ -923,11 +925,9 @@ fn namespaces(state: &Path) -> usize {
 #[test]
 fn an_idle_session_with_a_running_job_is_kept() {
     let env = Env::new();
-    let root = env.mkdir("root");
     let state = env.path("state");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
     let envs = [(LIMITS, "idle=0.5"), ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"))];
-    let http = Http::start(&env, &args, &envs);
+    let http = confined_http(&env, &envs);
     let idle = http.session(json!({}));
     let busy = http.session(json!({}));
     let job =
@@ -961,11 +961,9 @@ fn an_idle_session_with_a_running_job_is_kept() {
 #[test]
 fn an_idle_session_without_calls_or_jobs_expires_with_its_ended_jobs() {
     let env = Env::new();
-    let root = env.mkdir("root");
     let state = env.path("state");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
     let envs = [(LIMITS, "idle=0.5"), ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"))];
-    let http = Http::start(&env, &args, &envs);
+    let http = confined_http(&env, &envs);
     let session = http.session(json!({}));
     let job = http.call(&session, 2, "bash", json!({"command": "true", "run_in_background": true}));
     assert_eq!(job["result"]["isError"], false, "{job}");
@@ -999,9 +997,7 @@ fn an_idle_session_without_calls_or_jobs_expires_with_its_ended_jobs() {
 #[test]
 fn sessions_beyond_the_bound_are_refused() {
     let env = Env::new();
-    let root = env.mkdir("root");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
-    let http = Http::start(&env, &args, &[(LIMITS, "sessions=2")]);
+    let http = confined_http(&env, &[(LIMITS, "sessions=2")]);
     let first = http.session(json!({}));
     let _second = http.session(json!({}));
     let refused = http.post(None, &initialize(json!({})));
@@ -1028,9 +1024,7 @@ fn sessions_beyond_the_bound_are_refused() {
 #[test]
 fn a_huge_method_name_makes_a_short_access_log_line() {
     let env = Env::new();
-    let root = env.mkdir("root");
-    let args = ["--listen", "0", "--root", root.to_str().expect("utf-8")];
-    let http = Http::start(&env, &args, &[]);
+    let http = confined_http(&env, &[]);
     let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "\u{1}".repeat(1 << 20)});
     http.post(None, &huge);
     let batch: Vec<Value> =
