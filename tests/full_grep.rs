@@ -434,6 +434,18 @@ pub(crate) fn answer_and_peak(env: &Env, link: &str, args: Value) -> (Value, u64
 /// 20 MiB).
 pub(crate) const IGNORE_PEAK_MAX: u64 = 64 << 20;
 
+/// A `.gitignore` of 760,000 paths (14 MB), then `last`, the one pattern
+/// that would hide a file of the test's.
+pub(crate) fn huge_gitignore(last: &str) -> String {
+    let mut huge = String::with_capacity(15 << 20);
+    for i in 0..760_000 {
+        huge.push_str(&format!("/gen/file-{i:06}.c\n"));
+    }
+    huge.push_str(last);
+    huge.push('\n');
+    huge
+}
+
 /// A `.gitignore` of 760,000 patterns (14 MB; a cloned repository can carry
 /// one, and it cost 1.25 GB and 4 s, or 7 to 14 GB and minutes in other
 /// shapes) is not read: it is named in the answer, and what it would
@@ -442,11 +454,7 @@ pub(crate) const IGNORE_PEAK_MAX: u64 = 64 << 20;
 fn a_huge_gitignore_is_skipped_and_named_in_the_answer() {
     let env = Env::new();
     env.mkdir(".git");
-    let mut huge = String::with_capacity(15 << 20);
-    for i in 0..760_000 {
-        huge.push_str(&format!("/gen/file-{i:06}.c\n"));
-    }
-    huge.push_str("*.log\n");
+    let huge = huge_gitignore("*.log");
     env.write(".gitignore", &huge);
     env.write("a.txt", "needle\n");
     env.write("debug.log", "needle\n");
