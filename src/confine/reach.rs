@@ -16,7 +16,7 @@ use std::path::Path;
 
 use rustix::fs::{Mode, OFlags};
 
-use super::roots::Roots;
+use super::roots::{id_of, Roots};
 use super::temp;
 
 /// A directory's identity: device and inode.
@@ -57,12 +57,12 @@ pub fn writable(dir: BorrowedFd<'_>, roots: Option<&Roots>) -> io::Result<Option
     let ancestors = ancestry(dir)?;
     let shown = |p: &Path| p.display().to_string();
     for root in roots.map(Roots::roots).unwrap_or_default() {
-        if ancestors.contains(&id(root.fd())?) {
+        if ancestors.contains(&id_of(root.fd())?) {
             return Ok(Some(Writable::BeneathRoot(shown(root.path()))));
         }
     }
     if let Some(private) = temp::find_sandbox_temp() {
-        if ancestors.contains(&id(private.fd.as_fd())?) {
+        if ancestors.contains(&id_of(private.fd.as_fd())?) {
             return Ok(Some(Writable::BeneathTemp(shown(&private.path))));
         }
     }
@@ -78,11 +78,11 @@ pub fn writable(dir: BorrowedFd<'_>, roots: Option<&Roots>) -> io::Result<Option
 /// `dir` and each directory above it up to `/`, by identity (the MCP
 /// server's ceiling for client roots asks the same question).
 pub fn ancestry(dir: BorrowedFd<'_>) -> io::Result<Vec<Id>> {
-    let mut ids = vec![id(dir)?];
+    let mut ids = vec![id_of(dir)?];
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let mut here = rustix::fs::openat(dir, "..", flags, Mode::empty())?;
     for _ in 0..MAX_DEPTH {
-        let up = id(here.as_fd())?;
+        let up = id_of(here.as_fd())?;
         // `/..` is `/`.
         if ids.last() == Some(&up) {
             return Ok(ids);
@@ -91,11 +91,6 @@ pub fn ancestry(dir: BorrowedFd<'_>) -> io::Result<Vec<Id>> {
         here = rustix::fs::openat(&here, "..", flags, Mode::empty())?;
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
-}
-
-fn id(fd: BorrowedFd<'_>) -> io::Result<Id> {
-    let stat = rustix::fs::fstat(fd)?;
-    Ok((stat.st_dev, stat.st_ino))
 }
 
 #[cfg(test)]

@@ -152,7 +152,8 @@ impl Resolved {
 }
 
 /// The identity of the directory `fd` holds.
-fn id_of(fd: &OwnedFd) -> std::io::Result<Id> {
+/// A file's identity (device and inode) by its descriptor.
+pub(super) fn id_of(fd: impl AsFd) -> std::io::Result<Id> {
     let stat = fstat(fd)?;
     Ok((stat.st_dev, stat.st_ino))
 }
