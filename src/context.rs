@@ -42,7 +42,7 @@ const MIN_MAX_OUTPUT: usize = 1024;
 /// Set to `1` by the MCP server for each call (`mcp::call`).
 pub const IMAGES_VAR: &str = "IKIGAI_TOOLS_IMAGES";
 
-const LOCK_WAIT_VAR: &str = "IKIGAI_TOOLS_LOCK_WAIT";
+pub const LOCK_WAIT_VAR: &str = "IKIGAI_TOOLS_LOCK_WAIT";
 /// How long a change waits for another change of the same file: ours take
 /// milliseconds to a second, but a hundred queued edits of a large file add
 /// up. Past this the change answers an error rather than go ahead unlocked

@@ -3,13 +3,15 @@
 //! binary. See docs/SPEC.md for what it implements and docs/ARCHITECTURE.md for the code.
 //!
 //! What the crate offers outside: the binary's entry point (`cli::main`),
-//! the table of the tools (`tools::TOOLS`), the argument parser (`Args`,
+//! the table of the tools (`tools::TOOLS`), the environment variables
+//! (`env_vars::ENVIRONMENT`), the argument parser (`Args`,
 //! for the fuzz target) and the host side as a library (`host`). The rest
 //! is the binary's own.
 
 pub mod cli;
 mod confine;
 mod context;
+pub mod env_vars;
 mod error;
 mod fs;
 pub mod host;

@@ -16,6 +16,7 @@ mod confine_roots;
 mod confine_sandbox;
 mod crash_safety;
 mod dispatch;
+mod docs;
 mod file_edit;
 mod file_read;
 mod file_write;

@@ -19,127 +19,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{app, host, BIN_NAME};
+use crate::env_vars::{EnvVar, Reader, ENVIRONMENT};
 use crate::profile::Profile;
 use crate::tools::{self, Tool};
-
-/// An environment variable, and whom it concerns.
-pub struct EnvVar {
-    pub name: &'static str,
-    /// The schema names of the tools that read it; empty for every tool.
-    pub tools: &'static [&'static str],
-    /// Read by the host commands only, not by the tools.
-    pub host: bool,
-    pub text: &'static str,
-}
-
-/// Every environment variable the binary reads (`grep -rn IKIGAI_ src`,
-/// and `TMPDIR`), for the help texts.
-pub const ENVIRONMENT: &[EnvVar] = &[
-    EnvVar {
-        name: "IKIGAI_TOOLS_MAX_OUTPUT",
-        tools: &[],
-        host: false,
-        text: "The most bytes of an answer, escaping included; past it the output keeps \
-               its head and tail around a marker (0: no limit; default 16 MiB, 65535 under \
-               the -tool names, 24000 under ikigai-tools mcp)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_ROOTS",
-        tools: &[],
-        host: false,
-        text: "Confine the tool to these directories, colon-separated (unset: not confined; \
-               set but naming none: every call refused)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_ROOT_FDS",
-        tools: &[],
-        host: false,
-        text: "The open descriptors of those roots, which `ikigai-tools mcp` passes to its \
-               calls (not set by hand)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_PROFILE",
-        tools: &[],
-        host: false,
-        text: "`full` for the full profile's parameters and answers, `seed` for exactly the \
-               six seed schemas (default: seed; full when the binary is ikigai-tools-full, \
-               as install.sh --profile full installs it)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_IMAGES",
-        tools: &["file_read"],
-        host: false,
-        text: "`1`, set by `ikigai-tools mcp` for its calls: in the full profile an image file \
-               is answered as image data (not set by hand)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_NETWORK",
-        tools: &["bash"],
-        host: false,
-        text: "`on` lets a confined command open TCP connections (shut by default)",
-    },
-    EnvVar {
-        name: "TMPDIR",
-        tools: &["bash"],
-        host: false,
-        text: "Where a confined command's private temporary directory (ikigai-tools-UID) is \
-               made (default /tmp)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_LOCK_WAIT",
-        tools: &["file_write", "file_edit"],
-        host: false,
-        text: "Seconds to wait for another change of the same file before giving up \
-               (default 25)",
-    },
-    EnvVar {
-        name: "IKIGAI_LIBEXEC_DIR",
-        tools: &[],
-        host: true,
-        text: "The first directory that catalog, check, call and list scan with \
-               --default-dirs (unset: the built-in tools)",
-    },
-];
-
-/// The variables of jobs (docs/TOOLS.md, "Jobs"): the full profile's
-/// only, so listed in its help only.
-pub const JOB_ENVIRONMENT: &[EnvVar] = &[
-    EnvVar {
-        name: "IKIGAI_TOOLS_YIELD",
-        tools: &["bash"],
-        host: false,
-        text: "Seconds after which a foreground command answers what it printed so far and \
-               runs on as a job (0: never; default 20 by name, none under `ikigai-tools mcp`)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_STATE_DIR",
-        tools: &["bash", "job_output", "job_kill", "job_list"],
-        host: false,
-        text: "Where jobs are kept: an absolute path, a directory of this user's, mode 0700, \
-               outside the allowed roots (default $XDG_RUNTIME_DIR/ikigai-tools, else \
-               ikigai-tools-jobs-UID in the temporary directory)",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_JOB_TTL",
-        tools: &["bash", "job_output", "job_kill", "job_list"],
-        host: false,
-        text: "Seconds a job lives without a job_output read before it is ended and \
-               removed (default 86400)",
-    },
-    EnvVar {
-        name: "IKIGAI_AGENT_ID",
-        tools: &["bash", "job_output", "job_kill", "job_list"],
-        host: false,
-        text: "The agent whose jobs a call sees: each agent (and each MCP session) has its own",
-    },
-    EnvVar {
-        name: "IKIGAI_TOOLS_SESSION",
-        tools: &["bash", "job_output", "job_kill", "job_list"],
-        host: false,
-        text: "The MCP session whose jobs a call sees, which `ikigai-tools mcp` passes to its \
-               calls (not set by hand)",
-    },
-];
 
 /// A call of each tool, for its help.
 fn example(tool: &Tool) -> &'static str {
@@ -271,27 +153,32 @@ fn parameters(tool: &Tool, profile: Profile) -> String {
     format!("Parameters (the JSON argument object):\n{}", table(&rows))
 }
 
-/// The `Environment:` section: every variable (`tool` `None`, each
-/// followed by the tools that read it when not all do), or those `tool`
-/// reads.
+/// The `Environment:` section, from the one table (`env_vars`): every
+/// variable of the tools and the host commands (`tool` `None`, each followed
+/// by the tools that read it when not all do), or those `tool` reads. The
+/// jobs' variables only in the full profile; the server's own in
+/// `mcp --help`.
 fn environment(tool: Option<&Tool>, profile: Profile) -> String {
-    let all = tool.is_none();
-    let wanted = |v: &EnvVar| match tool {
-        None => true,
-        Some(tool) => !v.host && (v.tools.is_empty() || v.tools.contains(&tool.name)),
+    let wanted = |v: &EnvVar| {
+        let read = match (v.reader, tool) {
+            (Reader::Server, _) => false,
+            (Reader::Host, tool) => tool.is_none(),
+            (Reader::Tools(tools), Some(tool)) => tools.is_empty() || tools.contains(&tool.name),
+            (Reader::Tools(_), None) => true,
+        };
+        read && (profile.is_full() || !v.full_only)
     };
-    let jobs: &[EnvVar] = if profile.is_full() { JOB_ENVIRONMENT } else { &[] };
     let rows: Vec<[String; 2]> = ENVIRONMENT
         .iter()
-        .chain(jobs)
         .filter(|v| wanted(v))
         .map(|v| {
-            let whom = match v.tools {
-                [] => String::new(),
-                tools if all => format!("; {} only", tools.join(" and ")),
+            let whom = match v.reader {
+                Reader::Tools(tools) if tool.is_none() && !tools.is_empty() => {
+                    format!("; {} only", tools.join(" and "))
+                }
                 _ => String::new(),
             };
-            [v.name.to_owned(), format!("{}{whom}", v.text)]
+            [v.name.to_owned(), format!("{}{whom}", v.text())]
         })
         .collect();
     format!("Environment:\n{}", table(&rows))
@@ -449,8 +336,8 @@ mod tests {
     #[test]
     fn the_suite_help_names_every_variable() {
         let help = suite_help(Profile::Full);
-        for var in ENVIRONMENT.iter().chain(JOB_ENVIRONMENT) {
-            assert!(help.contains(var.name), "{}", var.name);
+        for var in ENVIRONMENT {
+            assert_eq!(help.contains(var.name), var.reader != Reader::Server, "{}", var.name);
         }
     }
 
