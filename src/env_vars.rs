@@ -11,7 +11,7 @@ use crate::context::{IMAGES_VAR, LOCK_WAIT_VAR, MAX_OUTPUT_VAR};
 use crate::jobs::settings::{
     AGENT_VAR, RUNTIME_DIR_VAR, SESSION_VAR, STATE_DIR_VAR, TTL_VAR, YIELD_VAR,
 };
-use crate::mcp::TOKEN_VAR;
+use crate::mcp::{HTTP_LIMITS_VAR, TOKEN_VAR};
 use crate::profile::PROFILE_VAR;
 
 /// Where a confined command's private temporary directory and the jobs'
@@ -182,6 +182,14 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         name: TOKEN_VAR,
         meaning: "The bearer token `mcp --listen` requires, when --token-file is not given",
         default: "unset: no token; required off loopback",
+        reader: Reader::Server,
+        full_only: false,
+    },
+    EnvVar {
+        name: HTTP_LIMITS_VAR,
+        meaning: "The tests' shorter bounds of `mcp --listen` \
+                  (`body=S,idle=S,connections=N,sessions=N,budget=BYTES`): not for use",
+        default: "unset: the documented bounds",
         reader: Reader::Server,
         full_only: false,
     },

@@ -26,7 +26,7 @@ use rmcp::ServiceExt;
 
 pub use call::CallSettings;
 use call::Calls;
-pub use http::{run as run_http, take_token, Options as HttpOptions, TOKEN_VAR};
+pub use http::{run as run_http, take_token, Options as HttpOptions, HTTP_LIMITS_VAR, TOKEN_VAR};
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, CommandLine};
 use server::Server;

@@ -51,6 +51,7 @@ use sessions::Sessions;
 
 pub use auth::TOKEN_VAR;
 pub use auth::{load as take_token, Token};
+pub use limits::TEST_VAR as HTTP_LIMITS_VAR;
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
