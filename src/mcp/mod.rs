@@ -1,4 +1,4 @@
-//! `ikigai-tools mcp`: the six tools as a Model Context Protocol server on
+//! `ikigai-tools mcp`: the tools as a Model Context Protocol server on
 //! stdio (docs/MCP.md). The async runtime starts here and only here, so the
 //! tools' own start-up never pays for it.
 //!
