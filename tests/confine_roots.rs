@@ -17,7 +17,7 @@
 //! `outside/` beside `work/` is not, and `TMPDIR` is `tmp/` beside them.
 
 use crate::common;
-use crate::mcp::{answer_roots_list, exists, file_uri, Session};
+use crate::common::mcp::{answer_roots_list, exists, file_uri, Session};
 use common::*;
 
 use std::fs;

@@ -4,7 +4,7 @@
 //! server. Each test has a state directory of its own.
 
 use crate::common;
-use crate::mcp::{unconfined, Session};
+use crate::common::mcp::{unconfined, Session};
 use common::fuzz::{seed_from_env, Rng};
 use common::procs::{assert_gone_within, is_gone};
 use common::*;
@@ -959,7 +959,7 @@ fn jobs_a_forged_job_naming_an_outside_pid_is_never_signalled() {
     let state = jobs.state.to_str().unwrap();
     let mut session =
         Session::start_with_vars(env, &unconfined(), &[("IKIGAI_TOOLS_STATE_DIR", state)]);
-    session.request(1, "initialize", crate::mcp::initialize_params("2025-06-18"));
+    session.request(1, "initialize", crate::common::mcp::initialize_params("2025-06-18"));
     session
         .send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
     let pidfile = env.path("pids");

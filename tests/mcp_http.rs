@@ -7,7 +7,7 @@
 //! access log's line.
 
 use crate::common;
-use crate::mcp::{file_uri, PATIENCE};
+use crate::common::mcp::{file_uri, PATIENCE};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

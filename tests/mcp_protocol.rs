@@ -4,8 +4,8 @@
 //! for byte, a bounded line, `initialize` on the stateless revision, and
 //! the shape of the server's `roots/list` request.
 
+use crate::common::mcp::{initialize_params, pids_of, sleeper, unconfined, Session, PATIENCE};
 use crate::common::*;
-use crate::mcp::{initialize_params, pids_of, sleeper, unconfined, Session, PATIENCE};
 
 use std::io::Write;
 

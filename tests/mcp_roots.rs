@@ -12,7 +12,7 @@
 //! root, beneath it), a secret in `outside/` beside `work/`.
 
 use crate::common;
-use crate::mcp::{answer_roots_list, exists, file_uri, Session, PATIENCE};
+use crate::common::mcp::{answer_roots_list, exists, file_uri, Session, PATIENCE};
 use crate::mcp_http::{listen_stream, Http};
 
 use std::ffi::{OsStr, OsString};

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 pub mod answer;
 pub mod fuzz;
+pub mod mcp;
 pub mod procs;
 
 /// The binary cargo built for the tests, at a path that `nobody` can reach
