@@ -16,6 +16,7 @@ pub mod answer;
 pub mod fuzz;
 pub mod mcp;
 pub mod procs;
+pub mod sigkill;
 
 /// The binary cargo built for the tests, at a path that `nobody` can reach
 /// when the tests run as root (see [`reachable_copy`]).
