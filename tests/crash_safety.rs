@@ -13,6 +13,7 @@
 //! that `.ci/run` runs.
 
 use crate::common;
+use common::dispositions::with_default_stop_signals;
 use common::fuzz::Length;
 use common::procs;
 use common::sigkill::{self, is_tool_temp, leftovers, Kill};
@@ -351,7 +352,9 @@ fn a_stop_signal_mid_write_removes_the_temporary_file() {
         let mut caught = false;
         for _ in 0..20 {
             fs::write(&target, &old).expect("write old");
-            let mut child = Command::new(&link)
+            // The signal must reach a tool that heeds it, though `nohup
+            // cargo test` or `cargo test &` started the suite ignoring it.
+            let mut child = with_default_stop_signals(&mut Command::new(&link))
                 .current_dir(&dir)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod answer;
+pub mod dispositions;
 pub mod fuzz;
 pub mod mcp;
 pub mod procs;
