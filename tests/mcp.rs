@@ -322,8 +322,11 @@ fn assert_nothing_outside(session: &mut Session, id: i64, secret: &Path, says: &
     assert!(!exists(&escaped), "bash wrote outside the roots: {wrote}");
 }
 
+/// Guards a break found by attacking the MCP roots: a client that answered
+/// `roots/list` with an error left the session unconfined, or confined by the
+/// wider `--root` directory.
 #[test]
-fn break3_a_roots_list_error_refuses_calls_never_falls_back() {
+fn mcp_a_roots_list_error_refuses_calls_never_falls_back() {
     let env = Env::new();
     let (cli, a) = (env.mkdir("cli"), env.mkdir("cli/a"));
     let secret = outside_secret(&env);
@@ -354,8 +357,10 @@ fn break3_a_roots_list_error_refuses_calls_never_falls_back() {
     }
 }
 
+/// Guards a break found by attacking the MCP roots: a client that did not
+/// answer `roots/list` left calls running under the roots it had before.
 #[test]
-fn break3_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
+fn mcp_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
     let env = Env::new();
     let a = env.mkdir("a");
     let secret = outside_secret(&env);
@@ -380,8 +385,10 @@ fn break3_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
     assert_nothing_outside(&mut session, 5, &secret, "outside the allowed roots");
 }
 
+/// Guards a break found by attacking the MCP roots: a client naming no roots,
+/// with no `--root`, left the session unconfined.
 #[test]
-fn break3_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
+fn mcp_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
     let env = Env::new();
     let secret = outside_secret(&env);
     let offers_roots = json!({"roots": {"listChanged": true}});
@@ -390,8 +397,11 @@ fn break3_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
     assert_nothing_outside(&mut session, 2, &secret, "ikigai-tools mcp --root DIR");
 }
 
+/// Guards a break found by attacking the MCP roots: a call inside a session
+/// that carried the stateless revision in `_meta` (and its own roots) ran
+/// outside the session's roots.
 #[test]
-fn break6_a_stateless_meta_call_inside_a_session_is_confined_by_the_session_roots() {
+fn mcp_a_stateless_meta_call_inside_a_session_is_confined_by_the_session_roots() {
     let env = Env::new();
     let a = env.mkdir("a");
     let secret = outside_secret(&env);
