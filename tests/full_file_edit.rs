@@ -6,7 +6,7 @@
 //! with SIGKILL at random moments leaves the old file or the new one.
 
 use crate::common;
-use common::fuzz::{seed_from_env, Length, Rng};
+use common::fuzz::{random_seed, Length, Rng};
 use common::procs;
 use common::sigkill::{self, is_tool_temp, leftovers, Kill};
 use common::*;
@@ -661,8 +661,8 @@ fn kheld(target: &Path, a: &[u8], b: &[u8]) -> Result<u8, String> {
 fn multi_edit_kill_trials(length: Length) {
     let count = length.count("IKIGAI_CRASH_TRIALS", 8, 100).max(2);
     let size = if length == Length::Short { 4 << 20 } else { 16 << 20 };
-    let seed = seed_from_env();
-    println!("multi-edit SIGKILL trial: seed {seed:#x} (IKIGAI_FUZZ_SEED replays the same moments), {count} kills");
+    let random_seed = random_seed();
+    println!("multi-edit SIGKILL trial: random seed {random_seed:#x} (IKIGAI_FUZZ_SEED replays the same moments), {count} kills");
     let (a, b) = (kcontent(b'A', size), kcontent(b'B', size));
     let to_b = Arc::new(kpayload(b'A', b'B', size));
     let to_a = Arc::new(kpayload(b'B', b'A', size));
@@ -701,7 +701,7 @@ fn multi_edit_kill_trials(length: Length) {
     let mut failures = Vec::new();
     let (mut became_new, mut mid_write) = (0, 0);
     for k in 0..count {
-        let mut rng = Rng::for_case(seed, 0xed17, k as u64);
+        let mut rng = Rng::for_case(random_seed, 0xed17, k as u64);
         let fraction = rng.below(1_000_001) as f64 / 1e6 * 1.2;
         let kill = if k == 0 {
             Kill::After(Duration::ZERO)

@@ -5,7 +5,7 @@
 
 use crate::common;
 use crate::common::mcp::{unconfined, Session};
-use common::fuzz::{seed_from_env, Rng};
+use common::fuzz::{random_seed, Rng};
 use common::procs::{assert_gone_within, is_gone};
 use common::*;
 
@@ -543,15 +543,15 @@ fn jobs_a_job_printing_1_gb_keeps_disk_and_memory_bounded() {
 }
 
 /// SIGKILL of the tool that starts a job, at random moments (a fixed,
-/// printed seed; `IKIGAI_FUZZ_SEED` replays one): no process of any job is
-/// left that job_list does not show, every job shown can be killed, and
+/// printed random seed; `IKIGAI_FUZZ_SEED` replays one): no process of any
+/// job is left that job_list does not show, every job shown can be killed, and
 /// once they are, nothing survives and nothing is left behind.
 #[test]
 fn jobs_sigkill_of_the_starter_at_random_moments() {
-    let seed = seed_from_env();
-    println!("seed {seed}");
+    let random_seed = random_seed();
+    println!("random seed {random_seed}");
     let jobs = Jobs::new();
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::new(random_seed);
     let pidfile = jobs.env.path("pids");
     let mut starters = vec![];
     for round in 0..12 {
