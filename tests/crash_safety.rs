@@ -268,7 +268,7 @@ fn kill_trials(tool: Tool, length: Length) {
     let before = held(&m, &dir.join(TARGET)).expect("target");
     let payload = if before == Held::A { Arc::clone(&m.to_b) } else { Arc::clone(&m.to_a) };
     let (out, _) =
-        sigkill::run_killed(&mut Command::new(&link).current_dir(dir), dir, payload, Kill::Never);
+        sigkill::run_killed(Command::new(&link).current_dir(dir), dir, payload, Kill::Never);
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
         tool.answer()
