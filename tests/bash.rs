@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::dispositions::{with_default_stop_signals, with_stop_signals_ignored};
 use common::procs::{self, gone_within, is_gone, Leftover};
 use common::*;
 use nix::sys::signal::{kill, Signal};
@@ -327,9 +328,11 @@ fn output_written_just_before_exit_is_not_lost_to_a_background_holder() {
 
 // --- the tool told to stop -------------------------------------------------
 
-/// Starts the tool on `command` without waiting for it.
+/// Starts the tool on `command` without waiting for it, SIGINT and SIGHUP
+/// at their default action: the tests stop it with them, which a tool
+/// started by `nohup cargo test` or `cargo test &` would otherwise ignore.
 fn start(env: &Env, command: &str) -> Child {
-    let mut child = Command::new(env.link("bash"))
+    let mut child = with_default_stop_signals(&mut Command::new(env.link("bash")))
         .current_dir(env.work())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -392,6 +395,29 @@ fn sigint_kills_the_whole_process_group() {
 #[test]
 fn sighup_kills_the_whole_process_group() {
     stopping_the_tool_kills_the_group(Signal::SIGHUP, "");
+}
+
+/// `nohup cargo test`, or `cargo test &` in a script, starts the tests with
+/// SIGINT and SIGHUP ignored, and the tools they spawn inherit that. The
+/// stop-signal tests then failed with "the tool did not end" (the tool
+/// rightly keeps a signal its host ignores): they start the tool with the
+/// default action back. Runs them in this test binary started so.
+#[test]
+fn the_sigint_and_sighup_tests_pass_when_the_suite_starts_ignoring_them() {
+    let tests = std::env::current_exe().expect("the test binary");
+    let names = [
+        "bash::sigint_kills_the_whole_process_group",
+        "bash::sighup_kills_the_whole_process_group",
+    ];
+    let ran = with_stop_signals_ignored(&mut Command::new(tests))
+        .args(["--exact", "--test-threads=2"])
+        .args(names)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the test binary");
+    let report = String::from_utf8_lossy(&ran.stdout);
+    assert_eq!(ran.status.code(), Some(0), "{report}{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(report.contains("test result: ok. 2 passed"), "{report}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! Break 1 of issue 14, "the command moves the walls": nothing a confined
-//! command does inside the roots changes what a later call's roots are
-//! (docs/CONFINEMENT.md and docs/MCP.md, "Confining a session").
+//! The break "the command moves the walls", found by attacking the roots,
+//! guarded: nothing a confined command does inside the roots changes what
+//! a later call's roots are (docs/CONFINEMENT.md and docs/MCP.md,
+//! "Confining a session").
 //!
 //! In each test the confined command itself is the attacker: a bash call
 //! renames the directory holding a root away and puts a link to `outside/`
@@ -17,7 +18,7 @@
 //! `outside/` beside `work/` is not, and `TMPDIR` is `tmp/` beside them.
 
 use crate::common;
-use crate::mcp::{answer_roots_list, exists, file_uri, Session};
+use crate::common::mcp::{answer_roots_list, exists, file_uri, Session};
 use common::*;
 
 use std::fs;
@@ -102,8 +103,12 @@ fn tries(dir: &Path) -> [(&'static str, Value); 3] {
     ]
 }
 
+/// Guards the break "the command moves the walls", found by attacking the
+/// roots: with roots by name (`IKIGAI_TOOLS_ROOTS`), one root inside another, a
+/// command moved the inner one away and put a link to the outside at its name,
+/// and later calls followed it.
 #[test]
-fn break1_env_nested_root_moved_by_the_command_gains_nothing() {
+fn env_nested_root_moved_by_the_command_gains_nothing() {
     let f = Fixture::new();
     let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let roots = format!("{}:{}", a.display(), b.display());
@@ -124,8 +129,11 @@ fn break1_env_nested_root_moved_by_the_command_gains_nothing() {
     f.assert_outside_untouched();
 }
 
+/// Guards the break "the command moves the walls", found by attacking the
+/// roots: with roots by name, a root reached through a link in another root was
+/// re-pointed by a command at the outside.
 #[test]
-fn break1_env_root_through_a_link_in_another_root_gains_nothing() {
+fn env_root_through_a_link_in_another_root_gains_nothing() {
     let f = Fixture::new();
     let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let link = f.env.path("link");
@@ -159,8 +167,11 @@ fn mcp_tries(session: &mut Session, dir: &Path) {
     assert!(exists(&moved.join("later")), "a later call did not reach the moved root");
 }
 
+/// Guards the break "the command moves the walls", found by attacking the
+/// roots: in an MCP session with nested `--root`s, a command moved the inner
+/// one away and put a link to the outside at its name.
 #[test]
-fn break1_mcp_nested_roots_moved_by_the_command_gain_nothing() {
+fn mcp_nested_roots_moved_by_the_command_gain_nothing() {
     let f = Fixture::new();
     let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let args = ["--root".as_ref(), a.as_os_str(), "--root".as_ref(), b.as_os_str()];
@@ -171,8 +182,11 @@ fn break1_mcp_nested_roots_moved_by_the_command_gain_nothing() {
     f.assert_outside_untouched();
 }
 
+/// Guards the break "the command moves the walls", found by attacking the
+/// roots: in an MCP session confined by nested roots of the client, a command
+/// moved the inner one away and put a link to the outside at its name.
 #[test]
-fn break1_mcp_client_roots_moved_by_the_command_gain_nothing() {
+fn mcp_client_roots_moved_by_the_command_gain_nothing() {
     let f = Fixture::new();
     let (a, b) = (f.env.path("a"), f.env.path("a/p/b"));
     let offers_roots = json!({"roots": {"listChanged": true}});
@@ -184,8 +198,11 @@ fn break1_mcp_client_roots_moved_by_the_command_gain_nothing() {
     f.assert_outside_untouched();
 }
 
+/// Guards the same break for an MCP session whose `--root` lies directly in
+/// the server's temporary directory: a command renamed the root away and
+/// put a link to the outside at its name.
 #[test]
-fn break1_mcp_root_under_the_temporary_directory_moved_by_the_command_gains_nothing() {
+fn mcp_root_under_the_temporary_directory_moved_by_the_command_gains_nothing() {
     // The server's TMPDIR is `tmp/` (see `Session::start_with`): a root in
     // it, as a `mktemp -d` workspace is. bash may write only its private
     // directory there (docs/CONFINEMENT.md), so the root stays in place.

@@ -1,6 +1,6 @@
-//! The bash sandbox against the command inside it (issue 14; docs/CONFINEMENT.md): each break is a
-//! test named after it, the
-//! confined command is the attacker, and the tool runs as `nobody` when the
+//! The bash sandbox against the command inside it (docs/CONFINEMENT.md):
+//! each break found by attacking it is a test named after what it guards,
+//! the confined command is the attacker, and the tool runs as `nobody` when the
 //! tests run as root (`Call::as_nobody`), as a normal user would run it.
 //! Each is paired with the same attack unconfined (or from a second tool),
 //! which does get through, so that every case can fail.
@@ -104,7 +104,7 @@ fn has(program: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------
-// Break 2: MPTCP walked past "no TCP".
+// MPTCP walked past "no TCP".
 
 /// perl: a socket of `domain, type, protocol` connected to 127.0.0.1:port.
 fn connect_with(protocol: &str, port: u16) -> String {
@@ -115,8 +115,10 @@ fn connect_with(protocol: &str, port: u16) -> String {
     )
 }
 
+/// Guards a break found by attacking the bash sandbox: with the network off a
+/// command still connected, over MPTCP (which is not `IPPROTO_TCP`) or UDP.
 #[test]
-fn break_2_mptcp_and_udp_sockets_are_refused_unless_the_network_is_on() {
+fn mptcp_and_udp_sockets_are_refused_unless_the_network_is_on() {
     if !has("perl") {
         skipped("needs perl for the probe");
         return;
@@ -159,10 +161,13 @@ fn break_2_mptcp_and_udp_sockets_are_refused_unless_the_network_is_on() {
 }
 
 // ---------------------------------------------------------------------------
-// Break 4: metadata outside the roots.
+// Metadata outside the roots.
 
+/// Guards a break found by attacking the bash sandbox: a command changed the
+/// modes, times, owner and attributes of files outside the roots, which
+/// Landlock does not cover.
 #[test]
-fn break_4_metadata_outside_the_roots_cannot_change() {
+fn metadata_outside_the_roots_cannot_change() {
     let s = Sandboxed::new();
     if !s.kernel_allows_namespace() {
         skipped(
@@ -229,8 +234,10 @@ fn break_4_metadata_outside_the_roots_cannot_change() {
     assert_ne!(fs::metadata(&file).expect("stat").mode(), before.0.mode());
 }
 
+/// Guards the same break for a command run as root: a kept capability let it
+/// clear the read-only flag of the outside (`mount_setattr`).
 #[test]
-fn break_4_a_command_run_as_root_keeps_no_capability_to_undo_the_read_only_outside() {
+fn a_command_run_as_root_keeps_no_capability_to_undo_the_read_only_outside() {
     if !is_root() {
         skipped("the tool runs as root only when the tests do");
         return;
@@ -280,7 +287,7 @@ fn break_4_a_command_run_as_root_keeps_no_capability_to_undo_the_read_only_outsi
 }
 
 // ---------------------------------------------------------------------------
-// Break 5: leaked descriptors.
+// Leaked descriptors.
 
 /// The tool started by a host shell that left `outside/log` open on
 /// descriptor 3 (`exec 3>>log`, not close-on-exec); its answer.
@@ -311,8 +318,11 @@ fn with_descriptor_3(s: &Sandboxed, command: &str, confined: bool) -> Value {
     serde_json::from_slice(&out.stdout).expect("one JSON answer")
 }
 
+/// Guards a break found by attacking the bash sandbox: a descriptor on a file
+/// outside, left open by the host, let the command write there, where Landlock
+/// never looks.
 #[test]
-fn break_5_only_stdin_stdout_and_stderr_reach_the_command() {
+fn only_stdin_stdout_and_stderr_reach_the_command() {
     let s = Sandboxed::new();
     let log = s.outside.join("log");
     for confined in [true, false] {
@@ -326,7 +336,7 @@ fn break_5_only_stdin_stdout_and_stderr_reach_the_command() {
 }
 
 // ---------------------------------------------------------------------------
-// Breaks 10 and 11: abstract sockets, signals, the guardian.
+// Abstract sockets, signals, the guardian.
 
 fn scoped() -> bool {
     // SAFETY: with a null attribute, size 0 and the VERSION flag the call
@@ -337,8 +347,11 @@ fn scoped() -> bool {
     abi >= 6
 }
 
+/// Guards a break found by attacking the bash sandbox: a command signalled
+/// processes of the same user outside the sandbox, and connected to abstract
+/// Unix sockets made outside.
 #[test]
-fn break_10_signals_and_abstract_sockets_outside_the_sandbox_are_refused() {
+fn signals_and_abstract_sockets_outside_the_sandbox_are_refused() {
     if !scoped() {
         skipped("Landlock ABI 6 is missing: signals and abstract sockets stay open (README)");
         return;
@@ -432,8 +445,11 @@ fn guardian_attack(s: &Sandboxed, confined: bool) -> (i32, bool) {
     (pid, survived)
 }
 
+/// Guards a break found by attacking the bash sandbox: a command killed the
+/// tool's guardian, so that what it left running outlived a SIGKILL of the
+/// tool.
 #[test]
-fn break_11_a_confined_command_cannot_kill_its_guardian_and_outlive_the_tool() {
+fn a_confined_command_cannot_kill_its_guardian_and_outlive_the_tool() {
     if !scoped() {
         skipped("Landlock ABI 6 is missing: a command can signal its guardian (README)");
         return;
@@ -448,10 +464,14 @@ fn break_11_a_confined_command_cannot_kill_its_guardian_and_outlive_the_tool() {
 }
 
 // ---------------------------------------------------------------------------
-// Break 1 (the bash part): the command moved the walls.
+// The command moved the walls (the bash part; tests/confine_roots.rs has
+// the rest).
 
+/// Guards a break found by attacking the bash sandbox, "the command moves the
+/// walls": a root directly in the temporary directory was renamed away and
+/// replaced by a link to `/`, and later calls wrote outside through it.
 #[test]
-fn break_1_a_command_cannot_replace_a_root_under_the_temporary_directory_with_a_link() {
+fn a_command_cannot_replace_a_root_under_the_temporary_directory_with_a_link() {
     let s = Sandboxed::new();
     // The root lies directly in the temporary directory, as a `mktemp -d`
     // workspace does.
@@ -535,7 +555,7 @@ fn a_private_temporary_directory_open_to_others_is_refused() {
 /// directory keeps the root in place. The outer call's root is the whole
 /// fixture, so the inner sandbox is the only wall.
 #[test]
-fn break_1_without_a_namespace_a_command_cannot_replace_a_root_under_the_temporary_directory() {
+fn without_a_namespace_a_command_cannot_replace_a_root_under_the_temporary_directory() {
     let s = Sandboxed::new();
     let root = s.tmp.join("proj");
     fs::create_dir(&root).expect("mkdir");
@@ -620,8 +640,8 @@ fn a_confined_command_cannot_make_a_user_namespace_to_starve_the_next_call() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 23, break 5: System V IPC (and POSIX message queues) crossed the
-// sandbox.
+// A break found by the later attack on the sandbox: System V IPC (and
+// POSIX message queues) crossed it.
 
 /// System V IPC as any process of the user can use it (perl has the calls
 /// built in): `perl ipc.pl OP KIND KEY [ID]`, KIND `shm`, `msg` or `sem`.
@@ -882,7 +902,7 @@ fn a_confined_command_cannot_take_a_message_from_an_outside_posix_message_queue(
 
 /// Where the kernel gives no namespace, the seccomp filter is what keeps
 /// the command from the IPC of the user's other processes. Forced as
-/// `break_1_without_a_namespace_…` does: a tool run by a confined command
+/// `without_a_namespace_a_command_cannot_replace_…` does: a tool run by a confined command
 /// gets no user namespace and falls back to Landlock and seccomp alone. The
 /// command around it (confined itself, in its own IPC namespace) is the
 /// outside here: it makes the objects, the inner command attacks them.

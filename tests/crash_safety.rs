@@ -13,8 +13,10 @@
 //! that `.ci/run` runs.
 
 use crate::common;
+use common::dispositions::with_default_stop_signals;
 use common::fuzz::Length;
 use common::procs;
+use common::sigkill::{self, is_tool_temp, leftovers, Kill};
 use common::*;
 
 use std::fs;
@@ -35,14 +37,6 @@ fn content(letter: u8) -> Vec<u8> {
     let mut line = vec![letter; LINE - 1];
     line.push(b'\n');
     line.repeat(SIZE / LINE)
-}
-
-/// Whether `name`, found next to the target after a kill, is the tool's
-/// temporary file (the only thing a killed write may leave behind):
-/// `.NAME.ikigai-tmp-XXXXXX` (src/fs/atomic_write.rs).
-fn is_tool_temp(name: &str) -> bool {
-    name.strip_prefix(&format!(".{TARGET}.ikigai-tmp-"))
-        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,62 +111,6 @@ struct Trial {
     temps: Vec<String>,
 }
 
-/// When a run is killed.
-#[derive(Clone, Copy, Debug)]
-enum Kill {
-    Never,
-    /// This long after the start.
-    After(Duration),
-    /// This long after a new file shows next to the target (the write has
-    /// begun), or after the tool ended, whichever comes first.
-    AfterWriteBegins(Duration),
-}
-
-/// Runs the tool on `dir/f.txt` with `payload` on stdin and kills it as
-/// `kill` says. Returns the stdout and the time it took.
-#[allow(clippy::zombie_processes)] // reaped by `wait4`, which clippy does not know
-fn run(link: &Path, dir: &Path, payload: Arc<Vec<u8>>, kill: Kill) -> (Vec<u8>, Duration) {
-    let mut child = Command::new(link)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let start = Instant::now();
-    let mut stdin = child.stdin.take().expect("stdin");
-    // A killed tool closes the pipe: EPIPE ends the writer.
-    let writer = std::thread::spawn(move || drop(stdin.write_all(&payload)));
-    let mut stdout = child.stdout.take().expect("stdout");
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
-        out
-    });
-    match kill {
-        Kill::Never => {}
-        Kill::After(delay) => {
-            std::thread::sleep(delay);
-            procs::signal(&child, libc::SIGKILL);
-        }
-        Kill::AfterWriteBegins(delay) => {
-            while procs::names_in(dir).len() < 2 && !procs::has_exited(&child) {
-                std::thread::sleep(Duration::from_micros(500));
-            }
-            std::thread::sleep(delay);
-            procs::signal(&child, libc::SIGKILL);
-        }
-    }
-    let reaped = procs::wait4(&child);
-    let took = start.elapsed();
-    writer.join().expect("writer");
-    let out = reader.join().expect("reader");
-    if matches!(kill, Kill::Never) {
-        assert_eq!((reaped.code, reaped.signal), (Some(0), None), "an uninterrupted run");
-    }
-    (out, took)
-}
-
 /// What the target holds: all of one content or the other, or a failure
 /// that says how it is torn.
 fn held(m: &Material, target: &Path) -> Result<Held, String> {
@@ -185,18 +123,6 @@ fn held(m: &Material, target: &Path) -> Result<Held, String> {
         let first_diff = data.iter().zip(&m.old).position(|(a, b)| a != b);
         Err(format!("torn target: {} bytes (old and new are {SIZE}), first byte off the old at {first_diff:?}", data.len()))
     }
-}
-
-/// Everything next to the target; the tool's temporaries are removed (a
-/// killed run may leave one; they must not pile up on disk here).
-fn leftovers(dir: &Path) -> Vec<String> {
-    let names: Vec<String> = procs::names_in(dir).into_iter().filter(|n| n != TARGET).collect();
-    for name in &names {
-        if is_tool_temp(name) {
-            let _ = fs::remove_file(dir.join(name));
-        }
-    }
-    names
 }
 
 /// One thread's share of the trials: calibrate (an uninterrupted run, its
@@ -213,32 +139,19 @@ fn trials(
     fs::write(&target, &m.old).expect("write old");
     let payload_for =
         |h: Held| if h == Held::A { Arc::clone(&m.to_b) } else { Arc::clone(&m.to_a) };
+    let mut command = Command::new(link);
+    command.current_dir(dir);
 
-    // Calibration: an uninterrupted run, watched for its temporary file.
-    let watch_dir = dir.to_path_buf();
-    let watching = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let still = Arc::clone(&watching);
-    let watcher = std::thread::spawn(move || {
-        let start = Instant::now();
-        while still.load(std::sync::atomic::Ordering::Relaxed) {
-            if procs::names_in(&watch_dir).len() > 1 {
-                return Some(start.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        None
-    });
-    let (out, length) = run(link, dir, payload_for(Held::A), Kill::Never);
-    watching.store(false, std::sync::atomic::Ordering::Relaxed);
-    let temp_seen = watcher.join().expect("watcher");
-    let window = length.saturating_sub(temp_seen.unwrap_or_default());
+    let calibration = sigkill::calibrate(&mut command, dir, payload_for(Held::A));
+    let window = calibration.write_window();
+    let sigkill::Calibration { out, length, temp_seen } = calibration;
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
         tool.answer()
     );
     assert_eq!(held(m, &target), Ok(Held::B));
     assert_eq!(
-        leftovers(dir),
+        leftovers(dir, TARGET),
         Vec::<String>::new(),
         "a normal run leaves nothing next to the target"
     );
@@ -268,10 +181,10 @@ fn trials(
             } else {
                 Kill::AfterWriteBegins(window.mul_f64(frac))
             };
-            run(link, dir, payload_for(state), kill);
+            sigkill::run_killed(&mut command, dir, payload_for(state), kill);
             let now = held(m, &target).map_err(|e| format!("after a kill {kill:?}: {e}"))?;
-            let names = leftovers(dir);
-            if let Some(stray) = names.iter().find(|n| !is_tool_temp(n)) {
+            let names = leftovers(dir, TARGET);
+            if let Some(stray) = names.iter().find(|n| !is_tool_temp(TARGET, n)) {
                 return Err(format!(
                     "after a kill {kill:?}: a stray file {stray:?} next to the target"
                 ));
@@ -354,13 +267,14 @@ fn kill_trials(tool: Tool, length: Length) {
     let dir = &lanes[0];
     let before = held(&m, &dir.join(TARGET)).expect("target");
     let payload = if before == Held::A { Arc::clone(&m.to_b) } else { Arc::clone(&m.to_a) };
-    let (out, _) = run(&link, dir, payload, Kill::Never);
+    let (out, _) =
+        sigkill::run_killed(Command::new(&link).current_dir(dir), dir, payload, Kill::Never);
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON answer"),
         tool.answer()
     );
     assert_ne!(held(&m, &dir.join(TARGET)), Ok(before));
-    assert_eq!(leftovers(dir), Vec::<String>::new());
+    assert_eq!(leftovers(dir, TARGET), Vec::<String>::new());
 }
 
 #[test]
@@ -438,7 +352,9 @@ fn a_stop_signal_mid_write_removes_the_temporary_file() {
         let mut caught = false;
         for _ in 0..20 {
             fs::write(&target, &old).expect("write old");
-            let mut child = Command::new(&link)
+            // The signal must reach a tool that heeds it, though `nohup
+            // cargo test` or `cargo test &` started the suite ignoring it.
+            let mut child = with_default_stop_signals(&mut Command::new(&link))
                 .current_dir(&dir)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
@@ -452,7 +368,7 @@ fn a_stop_signal_mid_write_removes_the_temporary_file() {
                 std::thread::sleep(Duration::from_micros(200));
             }
             procs::signal(&child, libc::SIGSTOP);
-            let mid_write = procs::names_in(&dir).iter().any(|n| is_tool_temp(n));
+            let mid_write = procs::names_in(&dir).iter().any(|n| is_tool_temp(TARGET, n));
             if mid_write {
                 procs::signal(&child, sig);
             }

@@ -485,7 +485,7 @@ fn a_file_whose_read_would_wait_is_read_failed_at_once() {
     );
 }
 
-/// Issue 14, break 9, for file_edit: `/proc/self/pagemap` (size 0, 256 GiB
+/// A break found by attack, for file_edit: `/proc/self/pagemap` (size 0, 256 GiB
 /// of page table entries) was read whole before the string was looked for:
 /// past any host's time limit (or memory). A file that reports no size is
 /// read at most 64 MiB; one that goes on is `READ_FAILED` at once.

@@ -445,7 +445,7 @@ fn stopped_at(output: &str, read: u64) -> bool {
         .is_some_and(|line| !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Issue 14, break 9: `/proc/self/pagemap` (size 0, 256 GiB of page table
+/// A break found by attack: `/proc/self/pagemap` (size 0, 256 GiB of page table
 /// entries) with an `offset` took 163 s, scanning for lines: past any
 /// host's time limit. A file that reports no size is now read at most
 /// 64 MiB, and the answer says where it stopped and how to read on.

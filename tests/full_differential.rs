@@ -5,9 +5,9 @@
 //! hidden files and directories, binary files, CRLF lines, files without a
 //! final newline, invalid UTF-8, unicode names, symbolic links.
 //!
-//! Every tree and every call is derived from `(seed, tree number)` alone:
-//! a failure prints the seed, the tree number, the tree itself, our call,
-//! the peer's command line and the first difference.
+//! Every tree and every call is derived from `(random seed, tree number)`
+//! alone: a failure prints the random seed, the tree number, the tree
+//! itself, our call, the peer's command line and the first difference.
 //! `IKIGAI_FUZZ_SEED=… IKIGAI_DIFF_ONLY=N` replays one tree;
 //! `IKIGAI_DIFF_TREES=N` sets how many trees a run makes.
 //!
@@ -1240,12 +1240,12 @@ fn check_glob(env: &Env, home: &Path, peers: &Peers, tree: &Tree, rng: &mut Rng)
 
 fn trial(length: Length) {
     let Some(peers) = peers() else { return };
-    let seed = fuzz::seed_from_env();
+    let random_seed = fuzz::random_seed();
     let trees = length.count("IKIGAI_DIFF_TREES", 6, 120);
     let only = std::env::var("IKIGAI_DIFF_ONLY").ok().and_then(|v| v.parse::<u64>().ok());
     let grep_calls = 8;
     println!(
-        "full_differential: seed {seed:#x} (IKIGAI_FUZZ_SEED), {trees} trees (IKIGAI_DIFF_TREES), \
+        "full_differential: random seed {random_seed:#x} (IKIGAI_FUZZ_SEED), {trees} trees (IKIGAI_DIFF_TREES), \
          {grep_calls} grep and 2 glob calls each; one tree: IKIGAI_DIFF_ONLY=N"
     );
     let mut failures = Vec::new();
@@ -1256,7 +1256,7 @@ fn trial(length: Length) {
         if only.is_some_and(|o| o != n) {
             continue;
         }
-        let mut rng = Rng::for_case(seed, STREAM, n);
+        let mut rng = Rng::for_case(random_seed, STREAM, n);
         let env = Env::new();
         let home = env.beside("home");
         let tree = make_tree(&env, &mut rng);
@@ -1272,7 +1272,7 @@ fn trial(length: Length) {
         }
         if !problems.is_empty() {
             failures.push(format!(
-                "== tree {n} (replay: IKIGAI_FUZZ_SEED={seed:#x} IKIGAI_DIFF_ONLY={n})\n{}\n{}",
+                "== tree {n} (replay: IKIGAI_FUZZ_SEED={random_seed:#x} IKIGAI_DIFF_ONLY={n})\n{}\n{}",
                 problems.join("\n"),
                 describe(&env, &tree)
             ));

@@ -6,15 +6,16 @@
 //! with SIGKILL at random moments leaves the old file or the new one.
 
 use crate::common;
-use common::fuzz::{seed_from_env, Length, Rng};
+use common::fuzz::{random_seed, Length, Rng};
 use common::procs;
+use common::sigkill::{self, is_tool_temp, leftovers, Kill};
 use common::*;
 
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -644,64 +645,6 @@ fn kpayload(from: u8, to: u8, size: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-fn is_tool_temp(name: &str) -> bool {
-    name.strip_prefix(&format!(".{KTARGET}.ikigai-tmp-"))
-        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Kill {
-    Never,
-    /// This long after the start.
-    After(Duration),
-    /// This long after a second name shows in the directory (the
-    /// temporary file: the write has begun), or the tool ended.
-    AfterWriteBegins(Duration),
-}
-
-#[allow(clippy::zombie_processes)] // reaped by `wait4`, which clippy does not know
-fn krun(link: &Path, dir: &Path, payload: Arc<Vec<u8>>, kill: Kill) -> (Vec<u8>, Duration) {
-    let mut child: Child = Command::new(link)
-        .current_dir(dir)
-        .env("IKIGAI_TOOLS_PROFILE", "full")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let start = Instant::now();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || drop(stdin.write_all(&payload)));
-    let mut stdout = child.stdout.take().expect("stdout");
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
-        out
-    });
-    match kill {
-        Kill::Never => {}
-        Kill::After(delay) => {
-            std::thread::sleep(delay);
-            procs::signal(&child, libc::SIGKILL);
-        }
-        Kill::AfterWriteBegins(delay) => {
-            while procs::names_in(dir).len() < 2 && !procs::has_exited(&child) {
-                std::thread::sleep(Duration::from_micros(500));
-            }
-            std::thread::sleep(delay);
-            procs::signal(&child, libc::SIGKILL);
-        }
-    }
-    let reaped = procs::wait4(&child);
-    let took = start.elapsed();
-    writer.join().expect("writer");
-    let out = reader.join().expect("reader");
-    if matches!(kill, Kill::Never) {
-        assert_eq!((reaped.code, reaped.signal), (Some(0), None), "an uninterrupted run");
-    }
-    (out, took)
-}
-
 /// Which whole content the target holds, or how it is torn.
 fn kheld(target: &Path, a: &[u8], b: &[u8]) -> Result<u8, String> {
     let data = fs::read(target).map_err(|e| format!("target unreadable: {e}"))?;
@@ -715,21 +658,11 @@ fn kheld(target: &Path, a: &[u8], b: &[u8]) -> Result<u8, String> {
     }
 }
 
-/// Removes the tool's temporary files (a kill may leave one) and answers
-/// every name next to the target.
-fn kleftovers(dir: &Path) -> Vec<String> {
-    let names: Vec<String> = procs::names_in(dir).into_iter().filter(|n| n != KTARGET).collect();
-    for name in names.iter().filter(|n| is_tool_temp(n)) {
-        let _ = fs::remove_file(dir.join(name));
-    }
-    names
-}
-
 fn multi_edit_kill_trials(length: Length) {
     let count = length.count("IKIGAI_CRASH_TRIALS", 8, 100).max(2);
     let size = if length == Length::Short { 4 << 20 } else { 16 << 20 };
-    let seed = seed_from_env();
-    println!("multi-edit SIGKILL trial: seed {seed:#x} (IKIGAI_FUZZ_SEED replays the same moments), {count} kills");
+    let random_seed = random_seed();
+    println!("multi-edit SIGKILL trial: random seed {random_seed:#x} (IKIGAI_FUZZ_SEED replays the same moments), {count} kills");
     let (a, b) = (kcontent(b'A', size), kcontent(b'B', size));
     let to_b = Arc::new(kpayload(b'A', b'B', size));
     let to_a = Arc::new(kpayload(b'B', b'A', size));
@@ -739,24 +672,11 @@ fn multi_edit_kill_trials(length: Length) {
     let target = dir.join(KTARGET);
     fs::write(&target, &a).unwrap();
 
-    // Calibration: one uninterrupted run, watched for its temporary file.
-    let watch = dir.clone();
-    let watching = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let still = Arc::clone(&watching);
-    let watcher = std::thread::spawn(move || {
-        let start = Instant::now();
-        while still.load(std::sync::atomic::Ordering::Relaxed) {
-            if procs::names_in(&watch).len() > 1 {
-                return Some(start.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        None
-    });
-    let (out, run_length) = krun(&link, &dir, Arc::clone(&to_b), Kill::Never);
-    watching.store(false, std::sync::atomic::Ordering::Relaxed);
-    let temp_seen = watcher.join().unwrap();
-    let window = run_length.saturating_sub(temp_seen.unwrap_or_default());
+    let mut command = Command::new(&link);
+    command.current_dir(&dir).env("IKIGAI_TOOLS_PROFILE", "full");
+    let calibration = sigkill::calibrate(&mut command, &dir, Arc::clone(&to_b));
+    let window = calibration.write_window();
+    let sigkill::Calibration { out, length: run_length, temp_seen } = calibration;
     let v: Value = serde_json::from_slice(&out).expect("one JSON answer");
     let lines = size / KLINE;
     assert_eq!(v["output"], format!("Replaced {} occurrences in {KTARGET}", 2 * lines));
@@ -766,7 +686,7 @@ fn multi_edit_kill_trials(length: Length) {
         kline(b'A')
     )));
     assert_eq!(kheld(&target, &a, &b), Ok(b'B'));
-    assert_eq!(kleftovers(&dir), Vec::<String>::new(), "a normal run leaves nothing");
+    assert_eq!(leftovers(&dir, KTARGET), Vec::<String>::new(), "a normal run leaves nothing");
     println!(
         "one uninterrupted multi-edit of {} MiB takes {:.2} s; its new file shows after {temp_seen:?}",
         size >> 20,
@@ -781,7 +701,7 @@ fn multi_edit_kill_trials(length: Length) {
     let mut failures = Vec::new();
     let (mut became_new, mut mid_write) = (0, 0);
     for k in 0..count {
-        let mut rng = Rng::for_case(seed, 0xed17, k as u64);
+        let mut rng = Rng::for_case(random_seed, 0xed17, k as u64);
         let fraction = rng.below(1_000_001) as f64 / 1e6 * 1.2;
         let kill = if k == 0 {
             Kill::After(Duration::ZERO)
@@ -793,7 +713,7 @@ fn multi_edit_kill_trials(length: Length) {
             Kill::AfterWriteBegins(window.mul_f64(fraction))
         };
         let payload = if state == b'A' { Arc::clone(&to_b) } else { Arc::clone(&to_a) };
-        krun(&link, &dir, payload, kill);
+        sigkill::run_killed(&mut command, &dir, payload, kill);
         let now = match kheld(&target, &a, &b) {
             Ok(now) => now,
             Err(e) => {
@@ -802,8 +722,8 @@ fn multi_edit_kill_trials(length: Length) {
                 b'A'
             }
         };
-        let names = kleftovers(&dir);
-        if let Some(stray) = names.iter().find(|n| !is_tool_temp(n)) {
+        let names = leftovers(&dir, KTARGET);
+        if let Some(stray) = names.iter().find(|n| !is_tool_temp(KTARGET, n)) {
             failures.push(format!("kill {k} {kill:?}: a stray file {stray:?}"));
         }
         mid_write += usize::from(!names.is_empty());

@@ -4,7 +4,7 @@
 //! answered as images to a client that shows them (the MCP server).
 
 use crate::common;
-use crate::mcp::{unconfined, Session};
+use crate::common::mcp::{unconfined, Session};
 use common::*;
 
 use std::process::Command;

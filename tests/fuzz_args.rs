@@ -4,8 +4,8 @@
 //! stdout, no signal, no hang, and nothing touched outside the tool's own
 //! directory.
 //!
-//! `IKIGAI_FUZZ_SEED` replays a run (the seed is printed; it is fixed unless
-//! set); `IKIGAI_FUZZ_CASES` sets the number of cases per tool: by default
+//! `IKIGAI_FUZZ_SEED` replays a run (the random seed is printed; it is
+//! fixed unless set); `IKIGAI_FUZZ_CASES` sets the number of cases per tool: by default
 //! 400 in `cargo test`, and 20,000 (10,000 in each dialect) in the `_long`
 //! twins that `.ci/run` runs.
 //! `IKIGAI_FUZZ_THREADS` (default 2) runs that many at once.
@@ -103,7 +103,7 @@ fn success_keys(link: &str) -> [&'static str; 2] {
 const HANG: Duration = Duration::from_secs(30);
 
 fn fuzz_tool(spec: &Spec, length: Length) {
-    let seed = fuzz::seed_from_env();
+    let random_seed = fuzz::random_seed();
     let cases = length.count("IKIGAI_FUZZ_CASES", 400, 20_000);
     let threads = fuzz::count_from_env("IKIGAI_FUZZ_THREADS", 2);
 
@@ -147,7 +147,7 @@ fn fuzz_tool(spec: &Spec, length: Length) {
     let start = Instant::now();
     let results = procs::parallel(cases, threads, |i| {
         let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
-        let mut rng = Rng::for_case(seed, procs::fnv1a(spec.link.as_bytes()), i as u64);
+        let mut rng = Rng::for_case(random_seed, procs::fnv1a(spec.link.as_bytes()), i as u64);
         let case = fuzz::generate(&mut rng, spec, dialect);
         let mut cmd = procs::tool_command(&link, &dir, true);
         // No command can be found, and no limit other than the default.
@@ -181,7 +181,7 @@ fn fuzz_tool(spec: &Spec, length: Length) {
         }
     }
     println!(
-        "fuzz {}: IKIGAI_FUZZ_SEED={seed} IKIGAI_FUZZ_CASES={cases}: {} passed, {} failed in {:.1} s \
+        "fuzz {}: IKIGAI_FUZZ_SEED={random_seed} IKIGAI_FUZZ_CASES={cases}: {} passed, {} failed in {:.1} s \
          (slowest case {:.2} s); answers: {answers:?}",
         spec.link,
         cases - failures.len(),
@@ -206,7 +206,7 @@ fn fuzz_tool(spec: &Spec, length: Length) {
             })
             .collect();
         panic!(
-            "{} of {cases} {} cases failed (replay: IKIGAI_FUZZ_SEED={seed}):\n{}",
+            "{} of {cases} {} cases failed (replay: IKIGAI_FUZZ_SEED={random_seed}):\n{}",
             failures.len(),
             spec.link,
             shown.join("\n")
@@ -340,15 +340,15 @@ fn fuzz_grep_long() {
     fuzz_tool(&GREP, Length::Long);
 }
 
-/// The generator is a pure function of the seed: a printed seed replays
-/// the same cases.
+/// The generator is a pure function of the random seed: a printed one
+/// replays the same cases.
 #[test]
-fn the_generator_replays_from_its_seed() {
-    let run = |seed| {
+fn the_generator_replays_from_its_random_seed() {
+    let run = |random_seed| {
         (0..200u64)
             .map(|i| {
                 let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
-                fuzz::generate(&mut Rng::for_case(seed, 7, i), &FILE_EDIT, dialect).input
+                fuzz::generate(&mut Rng::for_case(random_seed, 7, i), &FILE_EDIT, dialect).input
             })
             .collect::<Vec<_>>()
     };

@@ -4,8 +4,8 @@
 //! server. Each test has a state directory of its own.
 
 use crate::common;
-use crate::mcp::{unconfined, Session};
-use common::fuzz::{seed_from_env, Rng};
+use crate::common::mcp::{unconfined, Session};
+use common::fuzz::{random_seed, Rng};
 use common::procs::{assert_gone_within, is_gone};
 use common::*;
 
@@ -543,15 +543,15 @@ fn jobs_a_job_printing_1_gb_keeps_disk_and_memory_bounded() {
 }
 
 /// SIGKILL of the tool that starts a job, at random moments (a fixed,
-/// printed seed; `IKIGAI_FUZZ_SEED` replays one): no process of any job is
-/// left that job_list does not show, every job shown can be killed, and
+/// printed random seed; `IKIGAI_FUZZ_SEED` replays one): no process of any
+/// job is left that job_list does not show, every job shown can be killed, and
 /// once they are, nothing survives and nothing is left behind.
 #[test]
 fn jobs_sigkill_of_the_starter_at_random_moments() {
-    let seed = seed_from_env();
-    println!("seed {seed}");
+    let random_seed = random_seed();
+    println!("random seed {random_seed}");
     let jobs = Jobs::new();
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::new(random_seed);
     let pidfile = jobs.env.path("pids");
     let mut starters = vec![];
     for round in 0..12 {
@@ -909,7 +909,7 @@ fn find_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 23: jobs the sandbox cannot forge.
+// Jobs the sandbox cannot forge (breaks found by attack).
 
 /// Makes a job directory by hand in the namespace directory `ns`, as
 /// whoever can write the state directory could: its `pid` file names
@@ -937,7 +937,7 @@ fn still_runs(child: &mut std::process::Child) -> bool {
     child.try_wait().unwrap().is_none()
 }
 
-/// Break 3: a job directory forged where the tools keep jobs, naming a
+/// A break found by attack: a job directory forged where the tools keep jobs, naming a
 /// process outside (here one the test started) and with its lock held, is
 /// never signalled: neither by `job_kill` nor when the MCP session whose
 /// namespace holds it ends. Only a process proven the job's supervisor is.
@@ -959,7 +959,7 @@ fn jobs_a_forged_job_naming_an_outside_pid_is_never_signalled() {
     let state = jobs.state.to_str().unwrap();
     let mut session =
         Session::start_with_vars(env, &unconfined(), &[("IKIGAI_TOOLS_STATE_DIR", state)]);
-    session.request(1, "initialize", crate::mcp::initialize_params("2025-06-18"));
+    session.request(1, "initialize", crate::common::mcp::initialize_params("2025-06-18"));
     session
         .send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
     let pidfile = env.path("pids");
@@ -976,7 +976,7 @@ fn jobs_a_forged_job_naming_an_outside_pid_is_never_signalled() {
     let _ = outside.wait();
 }
 
-/// Break 3: a state directory a confined command of the call may write —
+/// A break found by attack: a state directory a confined command of the call may write —
 /// beneath one of its roots (named, or the default in a `TMPDIR` that is a
 /// root), or beneath the sandbox's private temporary directory — is refused
 /// for every job tool and for bash calls that would make a job, naming the
@@ -1066,7 +1066,7 @@ fn jobs_a_state_dir_beneath_a_root_is_refused() {
     assert_eq!(output_so_far(&answer) + &output, "hi\n");
 }
 
-/// Break 3: with `TMPDIR` set empty, Rust's temporary directory is "",
+/// A break found by attack: with `TMPDIR` set empty, Rust's temporary directory is "",
 /// and the default state directory was made relative: in the working
 /// directory, beneath a root. Never relative: an empty or relative
 /// `TMPDIR` or `XDG_RUNTIME_DIR` counts as unset, and a relative
@@ -1114,7 +1114,7 @@ fn jobs_an_empty_tmpdir_never_makes_a_relative_state_dir() {
     assert!(!work.join("state").exists());
 }
 
-/// Issue 23, 10: another user who makes `ikigai-tools-UID` or
+/// A break found by attack: another user who makes `ikigai-tools-UID` or
 /// `ikigai-tools-jobs-UID` first in a shared temporary directory stopped
 /// every confined and every full-profile bash call of the user (refused as
 /// not the user's, rightly). Someone else's directory is still never used,
@@ -1189,7 +1189,7 @@ fn jobs_a_squatted_private_dir_name_does_not_stop_bash() {
     }
 }
 
-/// Issue 23, 10: `timeout: 9223372036854775807` overflowed the
+/// A break found by attack: `timeout: 9223372036854775807` overflowed the
 /// supervisor's deadline: it panicked, and the call answered exit_code 137
 /// with the output lost. Any timeout past a year counts as a year.
 #[test]
@@ -1218,7 +1218,7 @@ fn jobs_a_huge_timeout_answers_instead_of_panicking() {
     );
 }
 
-/// Issue 23, 10: a 30 MB background command left a 30 MB `meta` in the
+/// A break found by attack: a 30 MB background command left a 30 MB `meta` in the
 /// state directory for the time to live. A job keeps the first 4 KiB of
 /// its command (job_list shows 200 bytes).
 #[test]

@@ -6,217 +6,19 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mcp::{
+    answer_roots_list, exists, file_uri, initialize_params, pids_of, sleeper, unconfined, Session,
+    PATIENCE,
+};
 use common::procs::assert_gone_within;
 use common::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
-
-/// Long enough for any answer on a loaded machine; a hang fails, it does not stall.
-pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
-
-/// One server, spoken to line by line.
-pub(crate) struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-}
-
-/// The arguments of a server that serves the whole machine, on purpose:
-/// without them (or `--root`) every call is refused.
-pub(crate) fn unconfined() -> [&'static std::ffi::OsStr; 1] {
-    [std::ffi::OsStr::new("--unconfined")]
-}
-
-impl Session {
-    /// A server started `--unconfined`.
-    fn start(env: &Env) -> Session {
-        Session::start_with(env, &unconfined())
-    }
-
-    /// A server started as `ikigai-tools mcp ARGS…`. Its `TMPDIR` is `tmp/`
-    /// beside `work/`: confined bash may write to the temporary directory,
-    /// and the system's `/tmp` holds the fixtures that must be outside.
-    pub(crate) fn start_with(env: &Env, args: &[&std::ffi::OsStr]) -> Session {
-        Session::start_with_vars(env, args, &[])
-    }
-
-    /// `start_with`, the server's environment given `vars` besides.
-    pub(crate) fn start_with_vars(
-        env: &Env,
-        args: &[&std::ffi::OsStr],
-        vars: &[(&str, &str)],
-    ) -> Session {
-        let tmp = env.mkdir("../tmp");
-        let mut child = Command::new(env.link("ikigai-tools"))
-            .arg("mcp")
-            .args(args)
-            .envs(vars.iter().copied())
-            .env("TMPDIR", tmp)
-            .current_dir(env.work())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ikigai-tools mcp");
-        let stdout = child.stdout.take().expect("stdout pipe");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Session { child, stdin, lines }
-    }
-
-    /// The server's pid.
-    pub(crate) fn pid(&self) -> i32 {
-        i32::try_from(self.child.id()).expect("a pid")
-    }
-
-    /// A session past `initialize` and `notifications/initialized`, the
-    /// server started `--unconfined`.
-    pub(crate) fn initialized(env: &Env) -> Session {
-        Session::initialized_with(env, &unconfined(), json!({}))
-    }
-
-    /// `initialized`, the server started with `args`, the client declaring
-    /// `capabilities`.
-    pub(crate) fn initialized_with(
-        env: &Env,
-        args: &[&std::ffi::OsStr],
-        capabilities: Value,
-    ) -> Session {
-        let mut session = Session::start_with(env, args);
-        let mut params = initialize_params("2025-06-18");
-        params["capabilities"] = capabilities;
-        let answer = session.request(1, "initialize", params);
-        assert_eq!(answer["result"]["protocolVersion"], "2025-06-18", "{answer}");
-        session.send_line(
-            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        );
-        session
-    }
-
-    pub(crate) fn send_line(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin still open");
-        writeln!(stdin, "{line}").expect("write to the server");
-        stdin.flush().expect("flush");
-    }
-
-    pub(crate) fn send(&mut self, id: i64, method: &str, params: Value) {
-        self.send_line(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        );
-    }
-
-    /// The next line as the server wrote it; `None` if none comes within `wait`.
-    pub(crate) fn next_line(&self, wait: Duration) -> Option<String> {
-        self.lines.recv_timeout(wait).ok()
-    }
-
-    /// The server's stdin, for a test that writes to it from a thread.
-    pub(crate) fn take_stdin(&mut self) -> ChildStdin {
-        self.stdin.take().expect("stdin still open")
-    }
-
-    /// The next message, parsed; `None` if none comes within `wait`.
-    pub(crate) fn next(&self, wait: Duration) -> Option<Value> {
-        let line = self.lines.recv_timeout(wait).ok()?;
-        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
-    }
-
-    /// Reads messages until the response with `id`; returns it and what came before.
-    pub(crate) fn response(&self, id: i64) -> (Value, Vec<Value>) {
-        self.response_within(id, PATIENCE)
-    }
-
-    /// `response`, waiting at most `wait` for each message.
-    pub(crate) fn response_within(&self, id: i64, wait: Duration) -> (Value, Vec<Value>) {
-        let mut before = Vec::new();
-        loop {
-            let message =
-                self.next(wait).unwrap_or_else(|| panic!("no response {id}; saw {before:?}"));
-            if message["id"] == id && message.get("method").is_none() {
-                return (message, before);
-            }
-            before.push(message);
-        }
-    }
-
-    pub(crate) fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(id, method, params);
-        self.response(id).0
-    }
-
-    pub(crate) fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
-        self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
-    }
-
-    /// How the server ended; it must within [`PATIENCE`].
-    fn exit_status(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "the server still runs");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Closes the server's stdin (how a client ends a stdio session) and
-    /// waits for it to exit.
-    pub(crate) fn end(&mut self) -> std::process::ExitStatus {
-        self.stdin = None;
-        self.exit_status()
-    }
-
-    fn assert_pings(&mut self, id: i64) {
-        let answer = self.request(id, "ping", json!({}));
-        assert_eq!(answer, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub(crate) fn initialize_params(revision: &str) -> Value {
-    json!({"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}})
-}
-
-/// A bash command that writes the pids of a background `sleep 30` and of
-/// its shell to `pidfile`, then waits.
-pub(crate) fn sleeper(pidfile: &Path) -> Value {
-    let file = pidfile.display();
-    json!({"command": format!("sleep 30 & echo $! > {file}.tmp; echo $$ >> {file}.tmp; mv {file}.tmp {file}; wait")})
-}
-
-/// The pids `sleeper` wrote, once it has.
-pub(crate) fn pids_of(pidfile: &Path) -> Vec<i32> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(pidfile) {
-            return text.split_whitespace().map(|p| p.parse().expect("a pid")).collect();
-        }
-        assert!(Instant::now() < deadline, "the command never wrote {}", pidfile.display());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 #[test]
 fn mcp_initialize_answers_every_handshake_revision() {
@@ -346,8 +148,7 @@ fn mcp_closing_stdin_exits_at_once_and_ends_running_calls() {
     session.send(2, "tools/call", json!({"name": "bash", "arguments": sleeper(&pidfile)}));
     let pids = pids_of(&pidfile);
     let closed = Instant::now();
-    drop(session.stdin.take());
-    let status = session.exit_status();
+    let status = session.end();
     // rmcp's own transport waits five seconds for running calls to answer.
     assert!(closed.elapsed() < Duration::from_secs(4), "exit took {:?}", closed.elapsed());
     assert_eq!(status.code(), Some(0));
@@ -361,7 +162,7 @@ fn mcp_sigterm_to_the_server_ends_running_calls() {
     let pidfile = env.path("pids");
     session.send(2, "tools/call", json!({"name": "bash", "arguments": sleeper(&pidfile)}));
     let pids = pids_of(&pidfile);
-    let server = Pid::from_raw(i32::try_from(session.child.id()).expect("a pid"));
+    let server = Pid::from_raw(session.pid());
     kill(server, Signal::SIGTERM).expect("signal the server");
     let status = session.exit_status();
     assert_eq!(status.code(), Some(128 + 15));
@@ -377,10 +178,6 @@ pub(crate) fn write_both(session: &mut Session, id: i64, inside: &Path, outside:
     let answer = session.call(id, "bash", json!({"command": command}));
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     answer
-}
-
-pub(crate) fn exists(path: &Path) -> bool {
-    path.symlink_metadata().is_ok()
 }
 
 #[test]
@@ -442,20 +239,6 @@ fn mcp_a_root_holding_a_colon_is_a_usage_error_at_start() {
             real.display()
         )
     );
-}
-
-/// Reads the server's next message, which must be a `roots/list` request,
-/// and answers it with `uris`.
-pub(crate) fn answer_roots_list(session: &mut Session, uris: &[String]) {
-    let question = session.next(PATIENCE).expect("the server asks roots/list");
-    assert_eq!(question["method"], "roots/list", "{question}");
-    let roots: Vec<Value> = uris.iter().map(|uri| json!({"uri": uri})).collect();
-    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"roots": roots}});
-    session.send_line(&answer.to_string());
-}
-
-pub(crate) fn file_uri(path: &Path) -> String {
-    format!("file://{}", path.display())
 }
 
 /// The client's roots narrow `--root`'s (a ceiling: docs/MCP.md,
@@ -539,8 +322,11 @@ fn assert_nothing_outside(session: &mut Session, id: i64, secret: &Path, says: &
     assert!(!exists(&escaped), "bash wrote outside the roots: {wrote}");
 }
 
+/// Guards a break found by attacking the MCP roots: a client that answered
+/// `roots/list` with an error left the session unconfined, or confined by the
+/// wider `--root` directory.
 #[test]
-fn break3_a_roots_list_error_refuses_calls_never_falls_back() {
+fn mcp_a_roots_list_error_refuses_calls_never_falls_back() {
     let env = Env::new();
     let (cli, a) = (env.mkdir("cli"), env.mkdir("cli/a"));
     let secret = outside_secret(&env);
@@ -571,8 +357,10 @@ fn break3_a_roots_list_error_refuses_calls_never_falls_back() {
     }
 }
 
+/// Guards a break found by attacking the MCP roots: a client that did not
+/// answer `roots/list` left calls running under the roots it had before.
 #[test]
-fn break3_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
+fn mcp_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
     let env = Env::new();
     let a = env.mkdir("a");
     let secret = outside_secret(&env);
@@ -597,8 +385,10 @@ fn break3_a_late_roots_list_answer_refuses_calls_until_it_arrives() {
     assert_nothing_outside(&mut session, 5, &secret, "outside the allowed roots");
 }
 
+/// Guards a break found by attacking the MCP roots: a client naming no roots,
+/// with no `--root`, left the session unconfined.
 #[test]
-fn break3_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
+fn mcp_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
     let env = Env::new();
     let secret = outside_secret(&env);
     let offers_roots = json!({"roots": {"listChanged": true}});
@@ -607,8 +397,11 @@ fn break3_an_empty_client_list_without_root_refuses_saying_to_pass_root() {
     assert_nothing_outside(&mut session, 2, &secret, "ikigai-tools mcp --root DIR");
 }
 
+/// Guards a break found by attacking the MCP roots: a call inside a session
+/// that carried the stateless revision in `_meta` (and its own roots) ran
+/// outside the session's roots.
 #[test]
-fn break6_a_stateless_meta_call_inside_a_session_is_confined_by_the_session_roots() {
+fn mcp_a_stateless_meta_call_inside_a_session_is_confined_by_the_session_roots() {
     let env = Env::new();
     let a = env.mkdir("a");
     let secret = outside_secret(&env);

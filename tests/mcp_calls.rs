@@ -13,7 +13,7 @@ use nix::unistd::Pid;
 use serde_json::json;
 use std::collections::BTreeSet;
 
-use crate::mcp::{pids_of, sleeper, Session, PATIENCE};
+use crate::common::mcp::{pids_of, sleeper, Session, PATIENCE};
 
 /// A bash command that prints the tool process's pid and its parent's:
 /// the shell's parent is the tool process.

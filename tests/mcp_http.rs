@@ -7,7 +7,7 @@
 //! access log's line.
 
 use crate::common;
-use crate::mcp::{file_uri, PATIENCE};
+use crate::common::mcp::{file_uri, PATIENCE};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -726,7 +726,7 @@ fn confined_http(env: &Env, envs: &[(&str, &str)]) -> Http {
     Http::start(env, &args, envs)
 }
 
-/// Break 7: hyper bounds only the headers' time; a body trickled a byte
+/// A break found by attack: hyper bounds only the headers' time; a body trickled a byte
 /// every few seconds held its connection (and what it had sent) forever.
 /// The whole body must arrive within the body bound (60 s; 1 s here).
 #[test]
@@ -756,7 +756,7 @@ fn a_trickled_body_is_cut_off_after_the_body_time_limit() {
     assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
 }
 
-/// Break 7: any number of connections were taken and held. Past the bound
+/// A break found by attack: any number of connections were taken and held. Past the bound
 /// (256; 3 here) a new one is answered 503 at once and closed, and stderr
 /// says so; once one closes, a new one is served.
 #[test]
@@ -804,7 +804,7 @@ fn connections_beyond_the_bound_are_refused() {
     }
 }
 
-/// Break 7: the bodies being read were bounded each (64 MiB), not together:
+/// A break found by attack: the bodies being read were bounded each (64 MiB), not together:
 /// 8 stalled 60 MiB bodies held 490 MB. Bytes of bodies are counted as
 /// they arrive against one budget (256 MiB; 100,000 bytes here): a request
 /// that would pass it is answered 503 with Retry-After, never allocated.
@@ -842,7 +842,7 @@ fn bodies_beyond_the_byte_budget_are_refused() {
     }
 }
 
-/// Break 8: `remove_var` took the token out of libc's array only, not out
+/// A break found by attack: `remove_var` took the token out of libc's array only, not out
 /// of the block the kernel gave the process, which /proc/PID/environ shows
 /// and the spawner (forked, not exec'd) inherits: an unconfined bash read
 /// it in /proc/$PPID/environ. No process from the server down to the call
@@ -918,7 +918,7 @@ fn namespaces(state: &Path) -> usize {
     std::fs::read_dir(state).map_or(0, |entries| entries.flatten().count())
 }
 
-/// Break 9: rmcp ended a session idle for 300 s even while a job (or a
+/// A break found by attack: rmcp ended a session idle for 300 s even while a job (or a
 /// call) of it ran, and the job with it; the docs promise a job lives
 /// until job_kill or its time to live. A session with a running job, or a
 /// running call, is kept (the idle bound is 0.5 s here).
@@ -955,7 +955,7 @@ fn an_idle_session_with_a_running_job_is_kept() {
     assert!(log.iter().all(|l| !l.contains(&format!("session {busy_short} expired"))), "{log:?}");
 }
 
-/// Break 9's other half: a session idle for the bound (300 s; 0.5 s here),
+/// The other half of that break: a session idle for the bound (300 s; 0.5 s here),
 /// with no request open and no call or job running, expires: its next
 /// request is 404, and its ended jobs are removed with it.
 #[test]
@@ -990,7 +990,7 @@ fn an_idle_session_without_calls_or_jobs_expires_with_its_ended_jobs() {
     }
 }
 
-/// Break 10: 20,000 `initialize` took 1.18 GB. Past the bound (1024; 2
+/// A break found by attack: 20,000 `initialize` took 1.18 GB. Past the bound (1024; 2
 /// here) `initialize` is answered 503 with a JSON-RPC error that says the
 /// server is full and how to end a session; once one is deleted, a new
 /// one is made.
@@ -1018,7 +1018,7 @@ fn sessions_beyond_the_bound_are_refused() {
     assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
 }
 
-/// Break 10: the access log copied each JSON-RPC method whole (and
+/// A break found by attack: the access log copied each JSON-RPC method whole (and
 /// escaped, up to five times longer): a 10 MB method wrote a 50 MB line.
 /// What a line copies from the request is bounded, a cut marked.
 #[test]
@@ -1053,7 +1053,7 @@ fn a_huge_method_name_makes_a_short_access_log_line() {
     assert!(requests[3].contains(&format!(" GET /{}… ", "p".repeat(99))), "{}", requests[3]);
 }
 
-/// Break 10: the token file was opened blocking: a FIFO held the start
+/// A break found by attack: the token file was opened blocking: a FIFO held the start
 /// forever (until a writer came). It is opened without blocking and must
 /// be a regular file: one line, exit 2, at once.
 #[test]

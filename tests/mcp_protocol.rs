@@ -4,8 +4,8 @@
 //! for byte, a bounded line, `initialize` on the stateless revision, and
 //! the shape of the server's `roots/list` request.
 
+use crate::common::mcp::{initialize_params, pids_of, sleeper, unconfined, Session, PATIENCE};
 use crate::common::*;
-use crate::mcp::{initialize_params, pids_of, sleeper, unconfined, Session, PATIENCE};
 
 use std::io::Write;
 
@@ -43,7 +43,7 @@ fn assert_quiet(session: &mut Session, id: i64) {
 
 /// `count` pings and `count` unparsable lines interleaved in one write,
 /// while calls answer: every ping answer and every -32700 reply comes.
-fn every_reply_comes(session: &mut Session, count: usize, seed: u64) {
+fn every_reply_comes(session: &mut Session, count: usize, random_seed: u64) {
     // Calls that end while the lines are read, so responses are ready to
     // go out while a reject is being written (the lost reply's cause).
     for i in 0..4 {
@@ -53,7 +53,7 @@ fn every_reply_comes(session: &mut Session, count: usize, seed: u64) {
         session.send_line(&request.to_string());
     }
     let mut text = String::new();
-    let mut state = seed;
+    let mut state = random_seed;
     for i in 0..count {
         // A fixed, seeded order of the two kinds (xorshift), printed below.
         state ^= state << 13;
@@ -65,7 +65,7 @@ fn every_reply_comes(session: &mut Session, count: usize, seed: u64) {
             text.push_str(&format!("{}\n{{not json {i}\n", ping(json!(i))));
         }
     }
-    println!("seed {seed}: {count} pings and {count} garbage lines");
+    println!("random seed {random_seed}: {count} pings and {count} garbage lines");
     session.send_line(text.trim_end());
     let (mut pings, mut parse_errors, mut calls) = (0, 0, 0);
     while pings < count || parse_errors < count || calls < 4 {
@@ -111,9 +111,9 @@ fn mcp_proto_a_parse_error_reply_is_never_lost_under_cpu_load() {
         })
         .collect();
     let env = Env::new();
-    for seed in 1..=60 {
+    for random_seed in 1..=60 {
         let mut session = Session::initialized_with(&env, &unconfined(), json!({}));
-        every_reply_comes(&mut session, 200, seed);
+        every_reply_comes(&mut session, 200, random_seed);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for thread in busy {

@@ -5,14 +5,14 @@
 //! `--root`, with neither, or with `--unconfined`; a client that offers
 //! roots, offers none, or offers an empty list. Each `paths_` test runs one
 //! transport and kind of request through every start × client combination
-//! and asserts what the calls reach; the others guard breaks 1, 2 and 6 of
-//! issue 23 by name.
+//! and asserts what the calls reach; the others guard, each by name, a
+//! break found by attacking the MCP roots.
 //!
 //! The fixture: `work/r` (the `--root` ceiling), `work/r/a` (the client's
 //! root, beneath it), a secret in `outside/` beside `work/`.
 
 use crate::common;
-use crate::mcp::{answer_roots_list, exists, file_uri, Session, PATIENCE};
+use crate::common::mcp::{answer_roots_list, exists, file_uri, Session, PATIENCE};
 use crate::mcp_http::{listen_stream, Http};
 
 use std::ffi::{OsStr, OsString};
@@ -420,7 +420,7 @@ fn mcp_paths_stateless_meta_in_an_http_session_is_refused() {
 
 // --- the breaks, by name -------------------------------------------------------
 
-/// Issue 23, break 1: over HTTP a stateless call whose `_meta` declares
+/// A break found by attack: over HTTP a stateless call whose `_meta` declares
 /// roots was served at once, unconfined (`/etc/hostname` read), where stdio
 /// asks for the roots; rmcp's per-request server made it look like a
 /// session without the capability.
@@ -442,7 +442,7 @@ fn http_stateless_call_of_a_roots_client_asks_for_its_roots() {
     assert_eq!(http_stateless(&server, 4, &inside)["structuredContent"]["output"], "in a\n");
 }
 
-/// Issue 23, break 2: without `--root`, and a client naming no roots, every
+/// A break found by attack: without `--root`, and a client naming no roots, every
 /// call ran on the whole machine. Now each is refused, saying how to start
 /// the server: `--root DIR`, or `--unconfined` on purpose. On stdio and
 /// over HTTP, in a session and on the stateless revision.
@@ -501,7 +501,7 @@ fn mcp_unconfined_with_root_or_the_roots_variable_is_a_usage_error() {
     }
 }
 
-/// Issue 23, break 6: a client's roots replaced `--root`, so a client (a
+/// A break found by attack: a client's roots replaced `--root`, so a client (a
 /// confined command re-entering the server, say) offering `$HOME` got it.
 /// `--root` is a ceiling: a client root outside it — by prefix only
 /// (`r_evil`), through a link leading out, or wider — is left out, and with

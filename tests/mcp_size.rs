@@ -4,8 +4,8 @@
 //! `_meta["anthropic/maxResultSizeChars"]`; `structuredContent` only while
 //! small, so that the output never travels twice; an error's text short.
 
+use crate::common::mcp::{Session, PATIENCE};
 use crate::common::*;
-use crate::mcp::{Session, PATIENCE};
 
 use std::ffi::OsStr;
 

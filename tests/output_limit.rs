@@ -482,7 +482,7 @@ fn bounded_error(env: &Env, link: &str, limit: Option<u64>, path: &str, bound: u
     assert_eq!(shellclaw.stderr, format!("{}\n", one_line.join(" ")), "{link}: stderr");
 }
 
-/// Issue 14, break 8: error envelopes were not cut. An 80 KB ASCII
+/// A break found by attack: error envelopes were not cut. An 80 KB ASCII
 /// `file_path` under the `-tool` names gave an 80,058-byte error answer,
 /// of which ikigai reads 65,535: invalid JSON.
 #[test]

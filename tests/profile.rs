@@ -4,7 +4,7 @@
 //! MCP, whose listing stays small enough for a host to pay for every turn.
 
 use crate::common;
-use crate::mcp::Session;
+use crate::common::mcp::Session;
 
 use std::ffi::OsStr;
 use std::fs;
@@ -196,7 +196,8 @@ fn mcp_instructions_name_every_tool_of_the_profile() {
         let env = Env::new();
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
         let mut session = Session::start_with(&env, &args);
-        let answer = session.request(1, "initialize", crate::mcp::initialize_params("2025-06-18"));
+        let answer =
+            session.request(1, "initialize", crate::common::mcp::initialize_params("2025-06-18"));
         let names: Vec<&str> = ikigai_tools::tools::of(profile).map(|t| t.name).collect();
         let mut expected = format!(
             "Tools to act on this machine: {}. Each call runs in a process of its own.",

@@ -267,11 +267,18 @@ fn the_sandbox_names_what_it_lets_commands_write() {
 
 /// What the sandbox costs a bash call: building the ruleset in the parent,
 /// and `/bin/sh -c true` started and waited for, unconfined and confined.
+/// It asserts what it measures, never how long it took: the confined shell
+/// runs and cannot write outside its root, the unconfined one can.
 /// `cargo test --lib confine::landlock::tests::cost -- --ignored --nocapture`
 #[test]
 #[ignore = "measurement: prints what the sandbox costs a bash call"]
 fn cost_of_a_confined_shell() {
     let f = Fixture::new();
+    let write_outside = "echo x > \"$T/outside/new.txt\"";
+    let (code, out) = f.sh(write_outside);
+    assert_ne!(code, 0, "the measured sandbox let a write outside through: {out}");
+    assert!(!f.t.join("outside/new.txt").exists());
+    assert_eq!(f.sh_in(None, write_outside).0, 0, "unconfined, the write goes through");
     const N: u32 = 300;
     let start = std::time::Instant::now();
     for _ in 0..N {

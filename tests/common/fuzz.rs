@@ -2,9 +2,10 @@
 //! random bytes, truncated and deeply nested JSON, wrong types, huge
 //! numbers, empty/NUL/huge/unicode paths, every kind of Unicode.
 //!
-//! Every case is derived from `(seed, tool, case number)` alone, so a
-//! failure found on a thread pool is reproduced by the same seed, whatever
-//! the scheduling. The seed comes from `IKIGAI_FUZZ_SEED`, else a fixed default.
+//! Every case is derived from `(random seed, tool, case number)` alone, so
+//! a failure found on a thread pool is reproduced by the same random seed,
+//! whatever the scheduling. The random seed (named so apart from the seed
+//! profile) comes from `IKIGAI_FUZZ_SEED`, else a fixed default.
 //!
 //! Safety: the generated values never name anything outside the tool's
 //! working directory: no absolute paths, no `..`, no `/` in shell commands
@@ -18,9 +19,9 @@ use std::fmt::Write as _;
 pub struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub fn new(random_seed: u64) -> Rng {
         // splitmix64 of the seed, so that nearby seeds give unrelated streams.
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = random_seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
@@ -28,8 +29,10 @@ impl Rng {
     }
 
     /// The generator of one case, independent of every other case.
-    pub fn for_case(seed: u64, stream: u64, case: u64) -> Rng {
-        Rng::new(seed ^ stream.wrapping_mul(0x1000_0000_01b3) ^ case.wrapping_mul(0x9e37_79b9))
+    pub fn for_case(random_seed: u64, stream: u64, case: u64) -> Rng {
+        Rng::new(
+            random_seed ^ stream.wrapping_mul(0x1000_0000_01b3) ^ case.wrapping_mul(0x9e37_79b9),
+        )
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -60,19 +63,20 @@ impl Rng {
     }
 }
 
-/// The seed a run uses when `IKIGAI_FUZZ_SEED` is not set: fixed, so that
-/// every run of `cargo test` throws the same cases and any failure replays.
-pub const DEFAULT_SEED: u64 = 0x1c1a_1700_15ee_d000;
+/// The random seed a run uses when `IKIGAI_FUZZ_SEED` is not set: fixed, so
+/// that every run of `cargo test` throws the same cases and any failure
+/// replays.
+pub const DEFAULT_RANDOM_SEED: u64 = 0x1c1a_1700_15ee_d000;
 
-/// The seed of this run: `IKIGAI_FUZZ_SEED` (decimal or 0x-hex), else
-/// [`DEFAULT_SEED`]; one seed for every test of the process, printed by
-/// each test that uses it.
-pub fn seed_from_env() -> u64 {
-    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *SEED.get_or_init(read_seed)
+/// The random seed of this run: `IKIGAI_FUZZ_SEED` (decimal or 0x-hex),
+/// else [`DEFAULT_RANDOM_SEED`]; one for every test of the process, printed
+/// by each test that uses it.
+pub fn random_seed() -> u64 {
+    static RANDOM_SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *RANDOM_SEED.get_or_init(read_random_seed)
 }
 
-fn read_seed() -> u64 {
+fn read_random_seed() -> u64 {
     match std::env::var("IKIGAI_FUZZ_SEED") {
         Ok(text) => {
             let text = text.trim();
@@ -82,7 +86,7 @@ fn read_seed() -> u64 {
             };
             parsed.unwrap_or_else(|_| panic!("IKIGAI_FUZZ_SEED is not a number: {text:?}"))
         }
-        Err(_) => DEFAULT_SEED,
+        Err(_) => DEFAULT_RANDOM_SEED,
     }
 }
 

@@ -13,8 +13,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod answer;
+pub mod dispositions;
 pub mod fuzz;
+pub mod mcp;
 pub mod procs;
+pub mod sigkill;
 
 /// The binary cargo built for the tests, at a path that `nobody` can reach
 /// when the tests run as root (see [`reachable_copy`]).

@@ -543,7 +543,7 @@ NO_ROOTS = (
 
 @pytest.mark.parametrize("mode", MODES)
 def test_without_root_or_unconfined_every_call_is_refused(mode, confined_dirs):
-    # Issue 23, break 2: the server was unconfined unless told otherwise.
+    # A break found by attack: the server was unconfined unless told otherwise.
     dirs = confined_dirs
 
     async def go():
@@ -588,8 +588,8 @@ def test_an_empty_roots_list_keeps_the_root_in_force(mode, confined_dirs):
 
 
 @pytest.mark.parametrize("mode", ["legacy"])
-def test_break3_a_roots_list_error_refuses_every_call(mode, confined_dirs):
-    # Issue 14, break 3: an error answer fell back to the --root roots, and
+def test_a_roots_list_error_refuses_every_call(mode, confined_dirs):
+    # A break found by attack: an error answer fell back to the --root roots, and
     # without --root to no confinement at all. Legacy only: on the stateless
     # revision the roots travel with the call, and a failing callback fails
     # the call in the client before it reaches the server.
@@ -748,7 +748,7 @@ def stopped(proc):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("start", [[], ["--unconfined"]])
 def test_over_http_a_roots_client_is_confined_by_its_roots(mode, start, confined_dirs):
-    # Issue 23, break 1: over HTTP the SDK's default mode (auto: the
+    # A break found by attack: over HTTP the SDK's default mode (auto: the
     # stateless revision) declares its roots in each request's _meta, and
     # the call ran at once, unconfined, never asked for them.
     dirs = confined_dirs
@@ -792,7 +792,7 @@ def test_over_http_without_root_or_unconfined_every_call_is_refused(mode, confin
 
 @pytest.mark.parametrize("mode", MODES)
 def test_over_http_client_roots_outside_the_root_ceiling_are_refused(mode, confined_dirs):
-    # Issue 23, break 6: a client's roots replaced --root.
+    # A break found by attack: a client's roots replaced --root.
     dirs = confined_dirs
     proc, url = listening(["--root", dirs["root"]], env={"TMPDIR": dirs["tmp"]})
     try:
