@@ -88,33 +88,67 @@ const FULL: &[u8] = b"full";
 const SEED: &[u8] = b"seed";
 const FULL_BINARY: &[u8] = b"ikigai-tools-full";
 
-/// The profile `IKIGAI_TOOLS_PROFILE` names in the environment `envp`
-/// (NULL-terminated): `Some(true)` for full, `Some(false)` for seed, `None`
-/// when it is not set or names neither (then the executable decides, as in
-/// `Profile::from_env`). The first assignment counts, as `getenv`'s.
+/// What `IKIGAI_TOOLS_PROFILE` says, as `Profile::from_env` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    Full,
+    Seed,
+    /// Not set, or empty: the executable decides.
+    Unset,
+    /// Names no profile: the normal path refuses it (`Profile::check_env`),
+    /// so this path must not answer.
+    Neither,
+}
+
+/// What `IKIGAI_TOOLS_PROFILE` says in the environment `envp`
+/// (NULL-terminated), its value compared in any case. The first assignment
+/// counts, as `getenv`'s.
 ///
 /// # Safety
 /// `envp` points at a NULL-terminated array of NUL-terminated strings.
 #[inline(always)]
-unsafe fn profile_in(envp: *const *const u8) -> Option<bool> {
+unsafe fn profile_in(envp: *const *const u8) -> Setting {
     // SAFETY: the array ends with NULL and each entry with NUL (the
-    // caller's promise); `after_prefix` stops at the first byte that
-    // differs, the NUL included.
+    // caller's promise); `after_prefix` and `is_word_in_any_case` stop at
+    // the first byte that differs, the NUL included.
     unsafe {
         let mut entry = envp;
         while !(*entry).is_null() {
             if let Some(value) = after_prefix(*entry, PROFILE_ASSIGNMENT) {
-                return if is_flag(value, FULL) {
-                    Some(true)
-                } else if is_flag(value, SEED) {
-                    Some(false)
+                return if *value == 0 {
+                    Setting::Unset
+                } else if is_word_in_any_case(value, FULL) {
+                    Setting::Full
+                } else if is_word_in_any_case(value, SEED) {
+                    Setting::Seed
                 } else {
-                    None
+                    Setting::Neither
                 };
             }
             entry = entry.add(1);
         }
-        None
+        Setting::Unset
+    }
+}
+
+/// Whether the NUL-terminated `s` is the lowercase `word` in any case.
+///
+/// # Safety
+/// `s` points at a NUL-terminated string.
+#[inline(always)]
+unsafe fn is_word_in_any_case(s: *const u8, word: &[u8]) -> bool {
+    // SAFETY: as `is_flag`: the walk stops at the first byte that differs,
+    // the terminating NUL included (it lowers to itself, and no letter of
+    // `word` is NUL).
+    unsafe {
+        let mut p = s;
+        for &w in word {
+            if (*p).to_ascii_lowercase() != w {
+                return false;
+            }
+            p = p.add(1);
+        }
+        *p == 0
     }
 }
 
@@ -252,11 +286,13 @@ mod x86_64 {
         }
         // SAFETY: `envp` is the process's environment (above).
         let full = match unsafe { super::profile_in(envp) } {
-            Some(full) => full,
-            None => match executable_is_full() {
+            super::Setting::Full => true,
+            super::Setting::Seed => false,
+            super::Setting::Unset => match executable_is_full() {
                 Some(full) => full,
                 None => return,
             },
+            super::Setting::Neither => return,
         };
         let Some(schema) = super::schema_for(name, full) else {
             return;
