@@ -395,6 +395,45 @@ mod tests {
     use ikigai_tools::profile::Profile;
     use ikigai_tools::tools;
 
+    /// The fast path reads the variable as `Profile::parse` does, and a
+    /// value that names no profile is `Neither`, on which it does not
+    /// answer: the normal path refuses it (Reshape III: `Full` meant seed,
+    /// `ful` answered a seed schema).
+    #[test]
+    fn the_profile_variable_as_the_normal_path() {
+        use super::{profile_in, Setting};
+        use std::ffi::CString;
+        let setting = |entries: &[&str]| {
+            let owned: Vec<CString> = entries.iter().map(|e| CString::new(*e).unwrap()).collect();
+            let mut envp: Vec<*const u8> = owned.iter().map(|e| e.as_ptr().cast()).collect();
+            envp.push(std::ptr::null());
+            // SAFETY: `envp` is NULL-terminated, each entry a live C string.
+            unsafe { profile_in(envp.as_ptr()) }
+        };
+        for (value, expected) in [
+            ("full", Setting::Full),
+            ("Full", Setting::Full),
+            ("FULL", Setting::Full),
+            ("seed", Setting::Seed),
+            ("sEEd", Setting::Seed),
+            ("", Setting::Unset),
+            ("ful", Setting::Neither),
+            ("fulll", Setting::Neither),
+            ("full ", Setting::Neither),
+        ] {
+            let entry = format!("IKIGAI_TOOLS_PROFILE={value}");
+            assert_eq!(setting(&["A=1", &entry, "IKIGAI_TOOLS_PROFILE=seed"]), expected, "{value:?}");
+            let normal = match Profile::parse(value) {
+                Some(Profile::Full) => Setting::Full,
+                Some(Profile::Seed) => Setting::Seed,
+                None if value.is_empty() => Setting::Unset,
+                None => Setting::Neither,
+            };
+            assert_eq!(normal, expected, "{value:?}");
+        }
+        assert_eq!(setting(&["IKIGAI_TOOLS_PROFILEX=full"]), Setting::Unset);
+    }
+
     /// What the normal path answers for a link of this file name.
     fn normal(name: &str, profile: Profile) -> Option<&'static [u8]> {
         let stem = std::path::Path::new(name).file_stem()?.to_string_lossy().into_owned();
