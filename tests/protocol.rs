@@ -336,3 +336,47 @@ fn the_name_rule_comes_after_the_json_and_before_the_tool() {
     let ran = env.run("file-read", r#"{"offset":{}}"#);
     assert_bad_input(&ran, "INVALID_ARG", "missing required parameter: file_path");
 }
+
+/// Every property of every full schema is read by its tool: given a value
+/// of the wrong type (an object), with the required parameters given, the
+/// call is INVALID_ARG naming it. A parameter a schema promises and the
+/// tool ignores fails here.
+#[test]
+fn every_parameter_of_every_full_schema_is_read_by_its_tool() {
+    use ikigai_tools::profile::Profile;
+    let env = Env::new();
+    let mut unread = Vec::new();
+    for tool in ikigai_tools::tools::of(Profile::Full) {
+        let mut required: Vec<String> = Vec::new();
+        let mut properties = serde_json::Map::new();
+        for profile in [Profile::Seed, Profile::Full] {
+            let schema: serde_json::Value = serde_json::from_str(tool.schema(profile)).unwrap();
+            let parameters = &schema["parameters"];
+            properties = parameters["properties"].as_object().unwrap().clone();
+            for name in parameters["required"].as_array().unwrap() {
+                required.push(name.as_str().unwrap().to_owned());
+            }
+        }
+        for (name, property) in &properties {
+            let mut args = serde_json::Map::new();
+            for given in &required {
+                let value = match properties[given]["type"].as_str() {
+                    // Distinct strings (file_edit refuses identical ones).
+                    Some("string") => json!(given),
+                    Some("integer") => json!(1),
+                    Some("boolean") => json!(false),
+                    other => panic!("{}.{given}: a required {other:?}", tool.name),
+                };
+                args.insert(given.clone(), value);
+            }
+            args.insert(name.clone(), json!({"wrong": "type"}));
+            let v = env.call_full(tool.command, serde_json::Value::Object(args.clone()));
+            let told = v["error"].as_str().unwrap_or_default();
+            let named = told.starts_with(&format!("parameter {name} must be "));
+            if v["error_code"] != "INVALID_ARG" || !named {
+                unread.push(format!("{}.{name} ({}): {v}", tool.name, property["type"]));
+            }
+        }
+    }
+    assert!(unread.is_empty(), "not read by their tool:\n{}", unread.join("\n"));
+}

@@ -341,6 +341,44 @@ mod tests {
         }
     }
 
+    /// Which answer fields the seed shows is the table's to say: a field
+    /// of `full_fields` a tool answers anyway is dropped in the seed, kept
+    /// in the full profile.
+    #[test]
+    fn the_seed_answer_drops_the_full_fields_whatever_the_tool_answers() {
+        use crate::context::Dialect;
+        use crate::json::Field;
+        fn run(_: &Args, _: &Context) -> Outcome {
+            Ok(vec![("output", Field::Int(1)), ("sha256", Field::Int(2)), ("count", Field::Int(3))])
+        }
+        let tool = Tool {
+            name: "file_read",
+            command: "file-read",
+            schemas: Schemas { seed: TOOLS[1].schemas.seed, full: TOOLS[1].schemas.full },
+            title: "Read a file",
+            hints: READS,
+            full_fields: &["sha256"],
+            run,
+        };
+        let args = Args::parse(b"{}").unwrap();
+        let keys = |profile| {
+            let context = Context::from_env("file-read", Dialect::Ikigai, profile);
+            tool.call(&args, &context).unwrap().into_iter().map(|(k, _)| k).collect::<Vec<_>>()
+        };
+        assert_eq!(keys(Profile::Seed), ["output", "count"]);
+        assert_eq!(keys(Profile::Full), ["output", "sha256", "count"]);
+    }
+
+    /// Only a field a seed answer does not have can be dropped from it.
+    #[test]
+    fn no_full_field_is_a_seed_field() {
+        for tool in of(Profile::Full) {
+            for field in tool.full_fields {
+                assert!(!["output", "count", "exit_code", "bytes", "replacements"].contains(field));
+            }
+        }
+    }
+
     #[test]
     fn aliases_cover_the_contract_spellings() {
         let tool = find("file_read").unwrap();
