@@ -422,7 +422,11 @@ mod tests {
             ("full ", Setting::Neither),
         ] {
             let entry = format!("IKIGAI_TOOLS_PROFILE={value}");
-            assert_eq!(setting(&["A=1", &entry, "IKIGAI_TOOLS_PROFILE=seed"]), expected, "{value:?}");
+            assert_eq!(
+                setting(&["A=1", &entry, "IKIGAI_TOOLS_PROFILE=seed"]),
+                expected,
+                "{value:?}"
+            );
             let normal = match Profile::parse(value) {
                 Some(Profile::Full) => Setting::Full,
                 Some(Profile::Seed) => Setting::Seed,

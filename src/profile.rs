@@ -98,7 +98,9 @@ mod tests {
         for profile in [Profile::Seed, Profile::Full] {
             assert_eq!(Profile::parse(profile.name()), Some(profile));
         }
-        for (name, profile) in [("Full", Profile::Full), ("FULL", Profile::Full), ("SeEd", Profile::Seed)] {
+        for (name, profile) in
+            [("Full", Profile::Full), ("FULL", Profile::Full), ("SeEd", Profile::Seed)]
+        {
             assert_eq!(Profile::parse(name), Some(profile), "{name:?}");
         }
         for other in ["", "ful", " full", "seed ", "all"] {

@@ -617,7 +617,10 @@ fn jobs_the_seed_profile_has_no_jobs() {
     let answer =
         env.call("bash", json!({"command": "echo hi", "run_in_background": true, "timeout": 0}));
     assert_eq!(answer, full_only("run_in_background", "bash"));
-    assert_eq!(env.call("bash", json!({"command": "echo hi"})), json!({"output": "hi", "exit_code": 0}));
+    assert_eq!(
+        env.call("bash", json!({"command": "echo hi"})),
+        json!({"output": "hi", "exit_code": 0})
+    );
 }
 
 /// An MCP session: a `job_output` wait sends progress; its cancellation

@@ -153,7 +153,11 @@ fn a_profile_variable_naming_no_profile_is_refused_at_start() {
     let link = env.link("file-read");
     let seed = TOOLS[1].schema(Profile::Seed);
     assert_eq!(schema_via(&link, Some("")), seed, "empty is unset");
-    let ran = env.cmd("file-read").env("IKIGAI_TOOLS_PROFILE", "FULL").stdin(r#"{"file_path":"a.txt"}"#).run();
+    let ran = env
+        .cmd("file-read")
+        .env("IKIGAI_TOOLS_PROFILE", "FULL")
+        .stdin(r#"{"file_path":"a.txt"}"#)
+        .run();
     assert!(ran.json()["sha256"].is_string(), "FULL is full: {}", ran.stderr);
 }
 

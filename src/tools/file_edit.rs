@@ -171,13 +171,7 @@ fn replaced_fields(path: &str, count: usize) -> Answer {
 
 /// The seed's fields, then `diff` (within what the output limit leaves
 /// it) and `sha256`.
-fn answer(
-    path: &str,
-    count: usize,
-    diff: &[u8],
-    sha256: String,
-    limit: Option<usize>,
-) -> Answer {
+fn answer(path: &str, count: usize, diff: &[u8], sha256: String, limit: Option<usize>) -> Answer {
     let mut fields = replaced_fields(path, count);
     fields.push(("diff", Field::Text(Vec::new())));
     fields.push(("sha256", Field::Text(sha256.into_bytes())));

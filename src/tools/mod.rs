@@ -146,7 +146,13 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Search file contents",
         hints: READS,
-        full_fields: &["files_searched", "files_skipped", "next_offset", "truncated", "ignore_files_skipped"],
+        full_fields: &[
+            "files_searched",
+            "files_skipped",
+            "next_offset",
+            "truncated",
+            "ignore_files_skipped",
+        ],
         run: grep::run,
     },
 ];
