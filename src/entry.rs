@@ -88,33 +88,67 @@ const FULL: &[u8] = b"full";
 const SEED: &[u8] = b"seed";
 const FULL_BINARY: &[u8] = b"ikigai-tools-full";
 
-/// The profile `IKIGAI_TOOLS_PROFILE` names in the environment `envp`
-/// (NULL-terminated): `Some(true)` for full, `Some(false)` for seed, `None`
-/// when it is not set or names neither (then the executable decides, as in
-/// `Profile::from_env`). The first assignment counts, as `getenv`'s.
+/// What `IKIGAI_TOOLS_PROFILE` says, as `Profile::from_env` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    Full,
+    Seed,
+    /// Not set, or empty: the executable decides.
+    Unset,
+    /// Names no profile: the normal path refuses it (`Profile::check_env`),
+    /// so this path must not answer.
+    Neither,
+}
+
+/// What `IKIGAI_TOOLS_PROFILE` says in the environment `envp`
+/// (NULL-terminated), its value compared in any case. The first assignment
+/// counts, as `getenv`'s.
 ///
 /// # Safety
 /// `envp` points at a NULL-terminated array of NUL-terminated strings.
 #[inline(always)]
-unsafe fn profile_in(envp: *const *const u8) -> Option<bool> {
+unsafe fn profile_in(envp: *const *const u8) -> Setting {
     // SAFETY: the array ends with NULL and each entry with NUL (the
-    // caller's promise); `after_prefix` stops at the first byte that
-    // differs, the NUL included.
+    // caller's promise); `after_prefix` and `is_word_in_any_case` stop at
+    // the first byte that differs, the NUL included.
     unsafe {
         let mut entry = envp;
         while !(*entry).is_null() {
             if let Some(value) = after_prefix(*entry, PROFILE_ASSIGNMENT) {
-                return if is_flag(value, FULL) {
-                    Some(true)
-                } else if is_flag(value, SEED) {
-                    Some(false)
+                return if *value == 0 {
+                    Setting::Unset
+                } else if is_word_in_any_case(value, FULL) {
+                    Setting::Full
+                } else if is_word_in_any_case(value, SEED) {
+                    Setting::Seed
                 } else {
-                    None
+                    Setting::Neither
                 };
             }
             entry = entry.add(1);
         }
-        None
+        Setting::Unset
+    }
+}
+
+/// Whether the NUL-terminated `s` is the lowercase `word` in any case.
+///
+/// # Safety
+/// `s` points at a NUL-terminated string.
+#[inline(always)]
+unsafe fn is_word_in_any_case(s: *const u8, word: &[u8]) -> bool {
+    // SAFETY: as `is_flag`: the walk stops at the first byte that differs,
+    // the terminating NUL included (it lowers to itself, and no letter of
+    // `word` is NUL).
+    unsafe {
+        let mut p = s;
+        for &w in word {
+            if (*p).to_ascii_lowercase() != w {
+                return false;
+            }
+            p = p.add(1);
+        }
+        *p == 0
     }
 }
 
@@ -252,11 +286,13 @@ mod x86_64 {
         }
         // SAFETY: `envp` is the process's environment (above).
         let full = match unsafe { super::profile_in(envp) } {
-            Some(full) => full,
-            None => match executable_is_full() {
+            super::Setting::Full => true,
+            super::Setting::Seed => false,
+            super::Setting::Unset => match executable_is_full() {
                 Some(full) => full,
                 None => return,
             },
+            super::Setting::Neither => return,
         };
         let Some(schema) = super::schema_for(name, full) else {
             return;
@@ -358,6 +394,49 @@ mod tests {
     use super::schema_for;
     use ikigai_tools::profile::Profile;
     use ikigai_tools::tools;
+
+    /// The fast path reads the variable as `Profile::parse` does, and a
+    /// value that names no profile is `Neither`, on which it does not
+    /// answer: the normal path refuses it (Reshape III: `Full` meant seed,
+    /// `ful` answered a seed schema).
+    #[test]
+    fn the_profile_variable_as_the_normal_path() {
+        use super::{profile_in, Setting};
+        use std::ffi::CString;
+        let setting = |entries: &[&str]| {
+            let owned: Vec<CString> = entries.iter().map(|e| CString::new(*e).unwrap()).collect();
+            let mut envp: Vec<*const u8> = owned.iter().map(|e| e.as_ptr().cast()).collect();
+            envp.push(std::ptr::null());
+            // SAFETY: `envp` is NULL-terminated, each entry a live C string.
+            unsafe { profile_in(envp.as_ptr()) }
+        };
+        for (value, expected) in [
+            ("full", Setting::Full),
+            ("Full", Setting::Full),
+            ("FULL", Setting::Full),
+            ("seed", Setting::Seed),
+            ("sEEd", Setting::Seed),
+            ("", Setting::Unset),
+            ("ful", Setting::Neither),
+            ("fulll", Setting::Neither),
+            ("full ", Setting::Neither),
+        ] {
+            let entry = format!("IKIGAI_TOOLS_PROFILE={value}");
+            assert_eq!(
+                setting(&["A=1", &entry, "IKIGAI_TOOLS_PROFILE=seed"]),
+                expected,
+                "{value:?}"
+            );
+            let normal = match Profile::parse(value) {
+                Some(Profile::Full) => Setting::Full,
+                Some(Profile::Seed) => Setting::Seed,
+                None if value.is_empty() => Setting::Unset,
+                None => Setting::Neither,
+            };
+            assert_eq!(normal, expected, "{value:?}");
+        }
+        assert_eq!(setting(&["IKIGAI_TOOLS_PROFILEX=full"]), Setting::Unset);
+    }
 
     /// What the normal path answers for a link of this file name.
     fn normal(name: &str, profile: Profile) -> Option<&'static [u8]> {

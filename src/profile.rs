@@ -35,22 +35,34 @@ impl Profile {
         }
     }
 
-    /// The profile a name means, if any.
+    /// The profile a name means, in any case (`Full`), if any.
     pub fn parse(name: &str) -> Option<Profile> {
-        match name {
-            "seed" => Some(Profile::Seed),
-            "full" => Some(Profile::Full),
-            _ => None,
-        }
+        [Profile::Seed, Profile::Full].into_iter().find(|p| p.name().eq_ignore_ascii_case(name))
     }
 
     /// The profile in force for this process: the variable, else the
     /// executable's name, else `seed`. A value of the variable that names no
-    /// profile is ignored rather than failing a `--schema` a host depends on.
+    /// profile was refused at the start of the run (`check_env`); here it
+    /// counts as unset.
     pub fn from_env() -> Profile {
-        std::env::var_os(PROFILE_VAR)
-            .and_then(|v| v.to_str().and_then(Profile::parse))
-            .unwrap_or_else(Profile::of_executable)
+        Profile::try_from_env().unwrap_or_else(|_| Profile::of_executable())
+    }
+
+    /// Refuses a value of the variable that names no profile: the start of
+    /// every run (a call, `--schema`, the host commands, the MCP server).
+    pub fn check_env() -> Result<(), BadProfile> {
+        Profile::try_from_env().map(drop)
+    }
+
+    /// `from_env`, with a value that names no profile an error.
+    fn try_from_env() -> Result<Profile, BadProfile> {
+        match std::env::var_os(PROFILE_VAR) {
+            Some(value) if !value.is_empty() => value
+                .to_str()
+                .and_then(Profile::parse)
+                .ok_or_else(|| BadProfile(value.to_string_lossy().into_owned())),
+            _ => Ok(Profile::of_executable()),
+        }
     }
 
     /// The default of the executable itself: `full` for `ikigai-tools-full`.
@@ -66,16 +78,32 @@ impl Profile {
     }
 }
 
+/// A value of `IKIGAI_TOOLS_PROFILE` that names no profile; its message
+/// is the one line a run refused for it prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadProfile(pub String);
+
+impl std::fmt::Display for BadProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{PROFILE_VAR}={:?} names no profile: use seed or full", self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_nothing_else_parses() {
+    fn names_in_any_case_parse_and_nothing_else() {
         for profile in [Profile::Seed, Profile::Full] {
             assert_eq!(Profile::parse(profile.name()), Some(profile));
         }
-        for other in ["", "Full", "FULL", " full", "seed ", "all"] {
+        for (name, profile) in
+            [("Full", Profile::Full), ("FULL", Profile::Full), ("SeEd", Profile::Seed)]
+        {
+            assert_eq!(Profile::parse(name), Some(profile), "{name:?}");
+        }
+        for other in ["", "ful", " full", "seed ", "all"] {
             assert_eq!(Profile::parse(other), None, "{other:?}");
         }
     }

@@ -195,6 +195,13 @@ impl Args {
         }
     }
 
+    /// The names given a value (`null` counts as absent), in the order of
+    /// the text (those holding a number out of range after the others).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        let given = self.map.iter().filter(|(_, v)| !v.is_null()).map(|(k, _)| k.as_str());
+        given.chain(self.out_of_range.keys().map(String::as_str))
+    }
+
     /// Whether the argument object has `name`, whatever it holds (`null`
     /// counts as absent).
     pub fn has(&self, name: &str) -> bool {

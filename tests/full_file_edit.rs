@@ -578,19 +578,25 @@ fn full_a_large_diff_is_bounded_and_the_answer_within_the_output_limit() {
 }
 
 #[test]
-fn full_parameters_are_ignored_in_the_seed_profile_and_seed_calls_keep_their_answer() {
+fn full_parameters_are_refused_in_the_seed_profile_and_seed_calls_keep_their_answer() {
     let env = Env::new();
     env.write("f.txt", "a b\n");
-    // Seed profile: edits, dry_run and expected_sha256 are unknown keys.
+    // Seed profile: edits, dry_run and expected_sha256 are the full
+    // profile's, refused (Reshape III: they were ignored, and a dry run wrote).
     assert_eq!(
         env.call(
             "file-edit",
             json!({"file_path": "f.txt", "edits": [{"old_string": "a", "new_string": "b"}]})
         ),
-        error("missing required parameter: old_string", "INVALID_ARG")
+        full_only("edits", "file_edit")
     );
     assert_eq!(
         env.call("file-edit", json!({"file_path": "f.txt", "old_string": "a", "new_string": "c", "dry_run": true, "expected_sha256": "nonsense"})),
+        full_only("dry_run", "file_edit")
+    );
+    assert_eq!(env.read("f.txt"), b"a b\n");
+    assert_eq!(
+        env.call("file-edit", json!({"file_path": "f.txt", "old_string": "a", "new_string": "c"})),
         json!({"output": "Replaced 1 occurrence in f.txt", "replacements": 1})
     );
     assert_eq!(env.read("f.txt"), b"c b\n");

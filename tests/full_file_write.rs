@@ -49,20 +49,16 @@ fn full_a_seed_call_answers_the_seed_answer_plus_the_sha256_written() {
     assert_eq!(write(&env, args), wrote(7, "a.txt", "héllo\n"));
     assert_eq!(env.read("a.txt"), "héllo\n".as_bytes());
     snap!("answer", write(&env, json!({"file_path": "b.txt", "content": ""})));
-    // The seed profile ignores the new parameters, as any unknown key.
+    // The seed profile refuses the new parameters (ignored before Reshape III),
+    // and writes nothing.
     env.write("c.txt", "old");
-    let ignored = json!({"file_path": "c.txt", "content": "new", "expected_sha256": "x",
+    let refused = json!({"file_path": "c.txt", "content": "new", "expected_sha256": "x",
                          "create_dirs": "no"});
-    assert_eq!(
-        env.call("file_write", ignored),
-        json!({"output": "Wrote 3 bytes to c.txt", "bytes": 3})
-    );
+    assert_eq!(env.call("file_write", refused), full_only("expected_sha256", "file_write"));
+    assert_eq!(env.read("c.txt"), b"old");
     let seed_dirs = json!({"file_path": "d/e.txt", "content": "x", "create_dirs": true});
-    assert_eq!(
-        env.call("file_write", seed_dirs),
-        json!({"error": "Cannot open file: d/e.txt (the directory d does not exist)",
-               "error_code": "OPEN_FAILED"})
-    );
+    assert_eq!(env.call("file_write", seed_dirs), full_only("create_dirs", "file_write"));
+    assert!(!env.work().join("d").exists());
 }
 
 #[test]

@@ -154,8 +154,13 @@ fn the_seed_profile_answers_as_before() {
     tree(&env);
     // No ignore rules, the dotfile rule, no truncation.
     assert_eq!(
-        env.call("glob", json!({"pattern": "**/*.c", "head_limit": 1, "no_ignore": false})),
+        env.call("glob", json!({"pattern": "**/*.c"})),
         json!({"output": "a.c\nbuild/c.c\nlocal.c\nsrc/b.c\nsrc/gen.c", "count": 5})
+    );
+    // The full profile's parameters are refused (ignored before Reshape III).
+    assert_eq!(
+        env.call("glob", json!({"pattern": "**/*.c", "head_limit": 1, "no_ignore": false})),
+        full_only("head_limit", "glob")
     );
 }
 

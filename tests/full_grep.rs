@@ -380,9 +380,11 @@ fn the_seed_profile_answers_as_before() {
     repo(&env);
     let args =
         json!({"pattern": "needle", "output_mode": "count", "head_limit": 1, "hidden": true});
+    // The full profile's parameters are refused (ignored before Reshape III).
+    assert_eq!(env.call("grep", args), full_only("output_mode", "grep"));
     // Top level only, no ignore rules, no new fields.
     assert_eq!(
-        env.call("grep", args),
+        env.call("grep", json!({"pattern": "needle"})),
         json!({
             "output": "a.txt:1: needle one\ndebug.log:1: needle\nexcluded.txt:1: needle\nkeep.log:1: needle\nlocal.txt:1: needle",
             "count": 5

@@ -37,37 +37,43 @@ const FIXTURES: &[&str] = &[
     ".hidden",
 ];
 
-const BASH: Spec = Spec { link: "bash", params: &[("command", Kind::Command)], fixtures: &[] };
-const FILE_READ: Spec = Spec {
-    link: "file-read",
-    params: &[("file_path", Kind::Path), ("offset", Kind::Int), ("limit", Kind::Int)],
-    fixtures: FIXTURES,
-};
-const FILE_WRITE: Spec = Spec {
-    link: "file-write",
-    params: &[("file_path", Kind::Path), ("content", Kind::Text)],
-    fixtures: FIXTURES,
-};
-const FILE_EDIT: Spec = Spec {
-    link: "file-edit",
-    params: &[
-        ("file_path", Kind::Path),
-        ("old_string", Kind::Text),
-        ("new_string", Kind::Text),
-        ("replace_all", Kind::Bool),
-    ],
-    fixtures: FIXTURES,
-};
-const GLOB: Spec = Spec {
-    link: "glob",
-    params: &[("pattern", Kind::Glob), ("path", Kind::Path)],
-    fixtures: FIXTURES,
-};
-const GREP: Spec = Spec {
-    link: "grep",
-    params: &[("pattern", Kind::Regex), ("glob", Kind::Glob), ("path", Kind::Path)],
-    fixtures: FIXTURES,
-};
+/// The fuzzed tool of `link`: its seed schema's parameters (the table's,
+/// nothing listed here) and the fixtures aimed at.
+fn spec(link: &'static str) -> Spec {
+    let tool = ikigai_tools::tools::find(link).expect("a tool of the table");
+    let fixtures = if link == "bash" { &[][..] } else { FIXTURES };
+    Spec { link, params: params_of(tool), fixtures }
+}
+
+/// The seed schema's parameters, in its order, each with the kind of value
+/// generated for it: by its type, and a string by what it names (a path, a
+/// pattern, a command: what keeps the fuzzing harmless).
+fn params_of(tool: &ikigai_tools::tools::Tool) -> &'static [(&'static str, Kind)] {
+    use ikigai_tools::profile::Profile;
+    let schema: Value = serde_json::from_str(tool.schema(Profile::Seed)).expect("a schema");
+    let properties = schema["parameters"]["properties"].as_object().expect("properties");
+    let params: Vec<(&'static str, Kind)> = properties
+        .iter()
+        .map(|(name, property)| {
+            let kind = match (property["type"].as_str(), tool.name, name.as_str()) {
+                (Some("integer"), ..) => Kind::Int,
+                (Some("boolean"), ..) => Kind::Bool,
+                (_, "grep", "pattern") => Kind::Regex,
+                (_, _, "pattern" | "glob") => Kind::Glob,
+                (_, _, "file_path" | "path") => Kind::Path,
+                (_, _, "command") => Kind::Command,
+                _ => Kind::Text,
+            };
+            (&*Box::leak(name.clone().into_boxed_str()), kind)
+        })
+        .collect();
+    Box::leak(params.into_boxed_slice())
+}
+
+/// The links of the fuzzed tools: the six.
+fn specs() -> Vec<Spec> {
+    ikigai_tools::tools::TOOLS.iter().map(|t| spec(t.command)).collect()
+}
 
 /// The codes of docs/SPEC.md: nothing else may appear in an envelope.
 const ERROR_CODES: &[&str] = &[
@@ -276,68 +282,68 @@ fn check(spec: &Spec, dialect: Dialect, f: &Finished) -> Result<String, String> 
 
 #[test]
 fn fuzz_bash() {
-    fuzz_tool(&BASH, Length::Short);
+    fuzz_tool(&spec("bash"), Length::Short);
 }
 
 #[test]
 #[ignore = "long trial (20,000 cases), run by .ci/run"]
 fn fuzz_bash_long() {
-    fuzz_tool(&BASH, Length::Long);
+    fuzz_tool(&spec("bash"), Length::Long);
 }
 
 #[test]
 fn fuzz_file_read() {
-    fuzz_tool(&FILE_READ, Length::Short);
+    fuzz_tool(&spec("file-read"), Length::Short);
 }
 
 #[test]
 #[ignore = "long trial (20,000 cases), run by .ci/run"]
 fn fuzz_file_read_long() {
-    fuzz_tool(&FILE_READ, Length::Long);
+    fuzz_tool(&spec("file-read"), Length::Long);
 }
 
 #[test]
 fn fuzz_file_write() {
-    fuzz_tool(&FILE_WRITE, Length::Short);
+    fuzz_tool(&spec("file-write"), Length::Short);
 }
 
 #[test]
 #[ignore = "long trial (20,000 cases), run by .ci/run"]
 fn fuzz_file_write_long() {
-    fuzz_tool(&FILE_WRITE, Length::Long);
+    fuzz_tool(&spec("file-write"), Length::Long);
 }
 
 #[test]
 fn fuzz_file_edit() {
-    fuzz_tool(&FILE_EDIT, Length::Short);
+    fuzz_tool(&spec("file-edit"), Length::Short);
 }
 
 #[test]
 #[ignore = "long trial (20,000 cases), run by .ci/run"]
 fn fuzz_file_edit_long() {
-    fuzz_tool(&FILE_EDIT, Length::Long);
+    fuzz_tool(&spec("file-edit"), Length::Long);
 }
 
 #[test]
 fn fuzz_glob() {
-    fuzz_tool(&GLOB, Length::Short);
+    fuzz_tool(&spec("glob"), Length::Short);
 }
 
 #[test]
 #[ignore = "long trial (20,000 cases), run by .ci/run"]
 fn fuzz_glob_long() {
-    fuzz_tool(&GLOB, Length::Long);
+    fuzz_tool(&spec("glob"), Length::Long);
 }
 
 #[test]
 fn fuzz_grep() {
-    fuzz_tool(&GREP, Length::Short);
+    fuzz_tool(&spec("grep"), Length::Short);
 }
 
 #[test]
 #[ignore = "long trial (20,000 cases), run by .ci/run"]
 fn fuzz_grep_long() {
-    fuzz_tool(&GREP, Length::Long);
+    fuzz_tool(&spec("grep"), Length::Long);
 }
 
 /// The generator is a pure function of the random seed: a printed one
@@ -348,7 +354,7 @@ fn the_generator_replays_from_its_random_seed() {
         (0..200u64)
             .map(|i| {
                 let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
-                fuzz::generate(&mut Rng::for_case(random_seed, 7, i), &FILE_EDIT, dialect).input
+                fuzz::generate(&mut Rng::for_case(random_seed, 7, i), &spec("file-edit"), dialect).input
             })
             .collect::<Vec<_>>()
     };
@@ -359,8 +365,9 @@ fn the_generator_replays_from_its_random_seed() {
 /// The shellclaw cases fit in one argument: no NUL, under 128 KiB, not a flag.
 #[test]
 fn shellclaw_cases_can_be_passed_in_argv() {
+    let specs = specs();
     for i in 0..2_000u64 {
-        for spec in [&BASH, &FILE_READ, &FILE_WRITE, &FILE_EDIT, &GLOB, &GREP] {
+        for spec in &specs {
             let case = fuzz::generate(&mut Rng::for_case(1, 0, i), spec, Dialect::Shellclaw);
             assert!(!case.input.contains(&0), "NUL in case {i}");
             assert!(case.input.len() < 128 << 10, "case {i} is {} bytes", case.input.len());
@@ -375,8 +382,9 @@ fn shellclaw_cases_can_be_passed_in_argv() {
 /// name) and no `/`.
 #[test]
 fn generated_arguments_stay_inside_their_directory() {
+    let specs = specs();
     for i in 0..5_000u64 {
-        for spec in [&BASH, &FILE_READ, &FILE_WRITE, &FILE_EDIT, &GLOB, &GREP] {
+        for spec in &specs {
             let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
             let case = fuzz::generate(&mut Rng::for_case(9, 0, i), spec, dialect);
             let Ok(Value::Object(args)) = serde_json::from_slice::<Value>(&case.input) else {

@@ -613,10 +613,14 @@ fn jobs_the_seed_profile_has_no_jobs() {
     let env = Env::new();
     let ran = env.run("job-list", "{}");
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
-    // The new parameters are ignored as every unknown key is.
+    // The new parameters are refused (ignored before Reshape III).
     let answer =
         env.call("bash", json!({"command": "echo hi", "run_in_background": true, "timeout": 0}));
-    assert_eq!(answer, json!({"output": "hi", "exit_code": 0}));
+    assert_eq!(answer, full_only("run_in_background", "bash"));
+    assert_eq!(
+        env.call("bash", json!({"command": "echo hi"})),
+        json!({"output": "hi", "exit_code": 0})
+    );
 }
 
 /// An MCP session: a `job_output` wait sends progress; its cancellation

@@ -39,8 +39,9 @@ fn a_tool_run_by_name_shows_the_seed_schema_unless_the_variable_says_full() {
         assert_eq!(schema_via(&link, None), seed, "{}: the default", tool.name);
         assert_eq!(schema_via(&link, Some("seed")), seed, "{}", tool.name);
         assert_eq!(schema_via(&link, Some("full")), full, "{}", tool.name);
-        // A value that names no profile is the default, never a failed --schema.
-        assert_eq!(schema_via(&link, Some("Full")), seed, "{}", tool.name);
+        // The names in any case (Reshape III: `Full` meant seed).
+        assert_eq!(schema_via(&link, Some("Full")), full, "{}", tool.name);
+        assert_eq!(schema_via(&link, Some("SEED")), seed, "{}", tool.name);
     }
 }
 
@@ -114,6 +115,50 @@ fn mcp_refuses_a_profile_it_does_not_have_in_one_line() {
     let ran = env.cmd("ikigai-tools").arg("mcp").arg("--profile").arg("all").stdin("").run();
     assert_eq!(ran.code, Some(2));
     assert!(ran.stderr.contains("'all'") && ran.stderr.contains("full"), "{}", ran.stderr);
+}
+
+/// Reshape III: `IKIGAI_TOOLS_PROFILE=ful` (or any value naming no
+/// profile) silently meant the seed, hiding the full profile from whoever
+/// set it. It is refused at the start of every run, a call, `--schema`, the
+/// host commands and the MCP server alike: exit 2 and one line naming the
+/// variable, the value and the two profiles. Empty counts as unset.
+#[test]
+fn a_profile_variable_naming_no_profile_is_refused_at_start() {
+    let env = Env::new();
+    env.write("a.txt", "hi\n");
+    let runs: [(&str, &[&str], &str); 6] = [
+        ("file-read", &[], r#"{"file_path":"a.txt"}"#),
+        ("file-read", &[r#"{"file_path":"a.txt"}"#], ""),
+        ("file-read", &["--schema"], ""),
+        ("ikigai-tools", &["glob", "--schema"], ""),
+        ("ikigai-tools", &["list"], ""),
+        ("ikigai-tools", &["mcp"], ""),
+    ];
+    for value in ["ful", "all", "seed "] {
+        for (link, args, stdin) in runs {
+            let call = args.iter().fold(env.cmd(link), |call, a| call.arg(a));
+            let ran = call.env("IKIGAI_TOOLS_PROFILE", value).stdin(stdin).run();
+            let what = format!("{link} {args:?} with {value:?}");
+            assert_eq!(ran.code, Some(2), "{what}: {}", ran.stderr);
+            assert!(ran.stdout.is_empty(), "{what}: nothing answered");
+            assert_eq!(
+                ran.stderr,
+                format!(
+                    "ikigai-tools: IKIGAI_TOOLS_PROFILE={value:?} names no profile: use seed or full\n"
+                ),
+                "{what}"
+            );
+        }
+    }
+    let link = env.link("file-read");
+    let seed = TOOLS[1].schema(Profile::Seed);
+    assert_eq!(schema_via(&link, Some("")), seed, "empty is unset");
+    let ran = env
+        .cmd("file-read")
+        .env("IKIGAI_TOOLS_PROFILE", "FULL")
+        .stdin(r#"{"file_path":"a.txt"}"#)
+        .run();
+    assert!(ran.json()["sha256"].is_string(), "FULL is full: {}", ran.stderr);
 }
 
 /// A fixture where the seed and the full profile must agree: a flat

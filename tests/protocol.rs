@@ -287,3 +287,96 @@ fn at_a_terminal_the_answer_ends_its_line_in_a_pipe_it_does_not() {
     let ran = env.run_arg("bash", r#"{"command":"echo hi"}"#);
     assert_eq!(ran.stdout, br#"{"output":"hi","exit_code":0}"#);
 }
+
+/// Reshape III: in the seed profile `dry_run` was an unknown key, ignored,
+/// and `{"file_path":…,"old_string":…,"new_string":…,"dry_run":true}`
+/// really edited the file. A full-profile parameter in the seed is refused
+/// before the tool runs, and the file is left as it was.
+#[test]
+fn a_seed_dry_run_is_refused_and_edits_nothing() {
+    let env = Env::new();
+    env.write("f.txt", "keep me\n");
+    let ran = env.run(
+        "file-edit",
+        &json!({"file_path": "f.txt", "old_string": "keep", "new_string": "lose", "dry_run": true})
+            .to_string(),
+    );
+    assert_bad_input(
+        &ran,
+        "INVALID_ARG",
+        full_only("dry_run", "file_edit")["error"].as_str().unwrap(),
+    );
+    assert_eq!(env.read("f.txt"), b"keep me\n");
+}
+
+/// Reshape III: `{"file_path":"x","offest":2}` read the whole file, the
+/// misspelt `offest` ignored as an unknown key. A near miss of a
+/// parameter's name is refused naming the parameter; the model's own keys
+/// (`description`) are still ignored.
+#[test]
+fn a_misspelt_offset_is_refused_instead_of_reading_the_whole_file() {
+    let env = Env::new();
+    env.write("f.txt", "l1\nl2\nl3\n");
+    let ran = env.run("file-read", r#"{"file_path":"f.txt","offest":2}"#);
+    assert_bad_input(&ran, "INVALID_ARG", "unknown parameter offest: did you mean offset?");
+    let ran = env.run("file-read", r#"{"file_path":"f.txt","offset":2,"description":"x"}"#);
+    assert_eq!(ran.json(), json!({"output": "l2\nl3\n"}));
+}
+
+/// Bad JSON is told before the parameter names, and the names before the
+/// tool's own checks.
+#[test]
+fn the_name_rule_comes_after_the_json_and_before_the_tool() {
+    let env = Env::new();
+    let ran = env.run("file-read", r#"{"offest":2"#);
+    assert_eq!(ran.json()["error_code"], "INVALID_JSON");
+    // file_path is missing too: the name is told first.
+    let ran = env.run("file-read", r#"{"offest":2}"#);
+    assert_bad_input(&ran, "INVALID_ARG", "unknown parameter offest: did you mean offset?");
+    let ran = env.run("file-read", r#"{"offset":{}}"#);
+    assert_bad_input(&ran, "INVALID_ARG", "missing required parameter: file_path");
+}
+
+/// Every property of every full schema is read by its tool: given a value
+/// of the wrong type (an object), with the required parameters given, the
+/// call is INVALID_ARG naming it. A parameter a schema promises and the
+/// tool ignores fails here.
+#[test]
+fn every_parameter_of_every_full_schema_is_read_by_its_tool() {
+    use ikigai_tools::profile::Profile;
+    let env = Env::new();
+    let mut unread = Vec::new();
+    for tool in ikigai_tools::tools::of(Profile::Full) {
+        let mut required: Vec<String> = Vec::new();
+        let mut properties = serde_json::Map::new();
+        for profile in [Profile::Seed, Profile::Full] {
+            let schema: serde_json::Value = serde_json::from_str(tool.schema(profile)).unwrap();
+            let parameters = &schema["parameters"];
+            properties = parameters["properties"].as_object().unwrap().clone();
+            for name in parameters["required"].as_array().unwrap() {
+                required.push(name.as_str().unwrap().to_owned());
+            }
+        }
+        for (name, property) in &properties {
+            let mut args = serde_json::Map::new();
+            for given in &required {
+                let value = match properties[given]["type"].as_str() {
+                    // Distinct strings (file_edit refuses identical ones).
+                    Some("string") => json!(given),
+                    Some("integer") => json!(1),
+                    Some("boolean") => json!(false),
+                    other => panic!("{}.{given}: a required {other:?}", tool.name),
+                };
+                args.insert(given.clone(), value);
+            }
+            args.insert(name.clone(), json!({"wrong": "type"}));
+            let v = env.call_full(tool.command, serde_json::Value::Object(args.clone()));
+            let told = v["error"].as_str().unwrap_or_default();
+            let named = told.starts_with(&format!("parameter {name} must be "));
+            if v["error_code"] != "INVALID_ARG" || !named {
+                unread.push(format!("{}.{name} ({}): {v}", tool.name, property["type"]));
+            }
+        }
+    }
+    assert!(unread.is_empty(), "not read by their tool:\n{}", unread.join("\n"));
+}

@@ -26,6 +26,12 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     {
         argv[0] = BIN_NAME.into();
     }
+    // A profile that names none is refused before anything is answered,
+    // `--schema` included (docs/SPEC.md, "Profiles").
+    if let Err(bad) = Profile::check_env() {
+        print_error(bad);
+        return ExitCode::UsageError;
+    }
     if let Some(tool) = schema_request(&argv) {
         return print_schema(tool, Profile::from_env());
     }
@@ -88,7 +94,7 @@ fn call(
     // (65,535 under ikigai's `-tool` names), which clap does not keep.
     let context = Context::from_env(&applet_name(argv), dialect, profile);
     let outcome =
-        raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| (tool.run)(&args, &context));
+        raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| tool.call(&args, &context));
     let ending = protocol::finish(&outcome, &context);
     if let Some(message) = ending.echo {
         echo(message);

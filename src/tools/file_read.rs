@@ -58,28 +58,55 @@ const MIN_SKIP: u64 = 1024 * 1024;
 /// `"`; the output limit leaves the output that much less room.
 const FULL_FIELDS: usize = 112;
 
+/// A call's arguments, every parameter of the full schema read and
+/// type-checked once, in the order of its messages; the seed's call is the
+/// same with `line_numbers` false (the parameter-name rule refused it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request<'a> {
+    pub file_path: &'a str,
+    /// The first line answered, 1-based (0 counts as 1).
+    pub offset: Option<u64>,
+    /// How many lines.
+    pub limit: Option<u64>,
+    /// Full profile: each line prefixed with its number and a tab.
+    pub line_numbers: bool,
+}
+
+impl<'a> Request<'a> {
+    pub fn parse(args: &'a Args) -> Result<Request<'a>, ToolError> {
+        Ok(Request {
+            file_path: args.required_path("file_path")?,
+            offset: non_negative(args, "offset")?,
+            limit: non_negative(args, "limit")?,
+            line_numbers: args.optional_bool("line_numbers")?.unwrap_or(false),
+        })
+    }
+}
+
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    let path = args.required_path("file_path")?;
-    let offset = non_negative(args, "offset")?;
-    let limit = non_negative(args, "limit")?;
-    let full = context.profile.is_full();
-    let numbers = full && args.optional_bool("line_numbers")?.unwrap_or(false);
+    let Request { file_path: path, offset, limit, line_numbers: numbers } = Request::parse(args)?;
     let mut file = open_regular(path, context.roots()?)?;
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
+    // What the full profile adds, decided here once: an image answered as
+    // one, and the file's version (`tally`), for which every byte is read
+    // and hashed. The seed shows neither (`Tool::full_fields`) and pays for
+    // neither.
+    let full = context.profile.is_full();
     if full && context.images {
         if let Some(answer) = image::answer(&mut file, size, path)? {
             return Ok(answer);
         }
     }
+    let mut tally = full.then(Tally::new);
     // What may still be read: all of a file that has a size, a bounded
     // amount of one that has none.
     let mut readable = (size == 0).then_some(SIZELESS_MAX);
     // What was read before the reader below starts, if the file could not
     // be rewound.
     let mut before: &[u8] = &[];
-    let max_output = match full {
-        true => context.max_output.map(|l| l.saturating_sub(FULL_FIELDS)),
-        false => context.max_output,
+    let max_output = match tally {
+        Some(_) => context.max_output.map(|l| l.saturating_sub(FULL_FIELDS)),
+        None => context.max_output,
     };
     let mut out = Bounded::for_answer(max_output);
     let whole;
@@ -101,17 +128,14 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
             }
         }
         if let Whole::Fits(content) = whole {
-            let tally = full.then(|| {
-                let mut tally = Tally::new();
+            if let Some(tally) = &mut tally {
                 tally.add(&content);
-                tally
-            });
+            }
             let mut answer = vec![("output", Field::Text(content))];
             add_version(&mut answer, tally);
             return Ok(answer);
         }
     }
-    let tally = full.then(Tally::new);
     let mut reader =
         BufReader::with_capacity(BUFFER_SIZE, Capped::new(file, readable, before, tally));
     // The line number the output starts at, for the marker.
@@ -136,7 +160,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     // that far (what the full profile reads on for its fields below is
     // not the answer's).
     let stopped = reader.get_ref().stopped();
-    if full {
+    if reader.get_ref().tally.is_some() {
         read_rest(&mut reader, path)?;
     }
     if let Some(stop) = stopped {

@@ -22,15 +22,37 @@ use crate::fs::{atomic_write, basename, lock, make_dirs, read};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
+/// A call's arguments, every parameter of the full schema read and
+/// type-checked once, in the order of its messages; the seed's call is the
+/// same with neither `expected_sha256` nor `create_dirs` (the
+/// parameter-name rule refused them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request<'a> {
+    pub file_path: &'a str,
+    pub content: &'a str,
+    /// The version the file must be at: `""` (it must not exist) or 64
+    /// lowercase hex digits.
+    pub expected_sha256: Option<String>,
+    pub create_dirs: bool,
+}
+
+impl<'a> Request<'a> {
+    pub fn parse(args: &'a Args) -> Result<Request<'a>, ToolError> {
+        Ok(Request {
+            file_path: args.required_path("file_path")?,
+            content: args.required_str("content")?,
+            expected_sha256: args
+                .optional_str("expected_sha256")?
+                .map(expected_version)
+                .transpose()?,
+            create_dirs: args.optional_bool("create_dirs")?.unwrap_or(false),
+        })
+    }
+}
+
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    let path = args.required_path("file_path")?;
-    let content = args.required_str("content")?;
-    let full = context.profile.is_full();
-    let expected = match full {
-        true => args.optional_str("expected_sha256")?.map(expected_version).transpose()?,
-        false => None,
-    };
-    let create_dirs = full && args.optional_bool("create_dirs")?.unwrap_or(false);
+    let Request { file_path: path, content, expected_sha256: expected, create_dirs } =
+        Request::parse(args)?;
     if create_dirs {
         make_dirs::parents(path, context.roots()?)?;
     }
@@ -50,9 +72,10 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     drop(lock);
     let bytes = content.len();
     let output = format!("Wrote {bytes} bytes to {}", basename(path));
+    // The seed does not show `sha256` (`Tool::full_fields`), nor pay for it.
     let mut answer =
         vec![("output", Field::Text(output.into_bytes())), ("bytes", Field::Int(bytes as i64))];
-    if full {
+    if context.profile.is_full() {
         answer.push(("sha256", Field::Text(sha256_hex(content.as_bytes()).into_bytes())));
     }
     Ok(answer)

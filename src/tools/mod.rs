@@ -1,7 +1,9 @@
-//! The table of the six tools. Everything the binary knows about a tool is
+//! The table of the nine tools: the six of both profiles and the three job
+//! tools of the full profile. Everything the binary knows about a tool is
 //! its entry: its names (the schema name, the command name, and from them
-//! every spelling it answers to), its schema, its title and the hints a host
-//! reads before a call, and the function that runs it. The dispatcher, the
+//! every spelling it answers to), its schemas, its title and the hints a
+//! host reads before a call, the fields its answer shows in the full
+//! profile only, and the function that runs it. The dispatcher, the
 //! MCP catalog, `--list` (which install.sh reads to lay out the links), the
 //! host commands and the tests read this table and nothing else.
 
@@ -18,6 +20,7 @@ mod grep;
 mod job_kill;
 mod job_list;
 mod job_output;
+mod params;
 
 pub struct Tool {
     /// The schema name, as models call it: `file_read`.
@@ -30,6 +33,10 @@ pub struct Tool {
     pub title: &'static str,
     /// What a host may assume about a call (MCP's annotations).
     pub hints: Hints,
+    /// The fields of its answer the seed profile does not show; a tool may
+    /// leave them out itself (file_read does not hash in the seed), but
+    /// `Tool::call` drops them whatever it does.
+    pub full_fields: &'static [&'static str],
     pub(crate) run: fn(&Args, &Context) -> Outcome,
 }
 
@@ -79,6 +86,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Run a shell command",
         hints: ANYTHING,
+        full_fields: &["timed_out", "job_id"],
         run: bash::run,
     },
     Tool {
@@ -90,6 +98,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Read a file",
         hints: READS,
+        full_fields: &["total_lines", "sha256", "image"],
         run: file_read::run,
     },
     Tool {
@@ -101,6 +110,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Write a file",
         hints: WRITES,
+        full_fields: &["sha256"],
         run: file_write::run,
     },
     Tool {
@@ -112,6 +122,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Edit a file",
         hints: WRITES,
+        full_fields: &["diff", "sha256"],
         run: file_edit::run,
     },
     Tool {
@@ -123,6 +134,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Find files by pattern",
         hints: READS,
+        full_fields: &["truncated", "ignore_files_skipped"],
         run: glob::run,
     },
     Tool {
@@ -134,6 +146,13 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Search file contents",
         hints: READS,
+        full_fields: &[
+            "files_searched",
+            "files_skipped",
+            "next_offset",
+            "truncated",
+            "ignore_files_skipped",
+        ],
         run: grep::run,
     },
 ];
@@ -150,6 +169,7 @@ pub static FULL_ONLY: [Tool; 3] = [
         },
         title: "Read a job's output",
         hints: READS,
+        full_fields: &[],
         run: job_output::run,
     },
     Tool {
@@ -161,6 +181,7 @@ pub static FULL_ONLY: [Tool; 3] = [
         },
         title: "Stop a job",
         hints: STOPS,
+        full_fields: &[],
         run: job_kill::run,
     },
     Tool {
@@ -172,11 +193,25 @@ pub static FULL_ONLY: [Tool; 3] = [
         },
         title: "List jobs",
         hints: READS,
+        full_fields: &[],
         run: job_list::run,
     },
 ];
 
 impl Tool {
+    /// One call: the parameter-name rule (`params`), the tool's run, and
+    /// the answer's full-profile fields dropped in the seed. Every call
+    /// passes here, the MCP server's included (its calls run the same
+    /// dispatch in a child).
+    pub(crate) fn call(&self, args: &Args, context: &Context) -> Outcome {
+        params::check(self, args, context.profile)?;
+        let mut answer = (self.run)(args, context)?;
+        if !context.profile.is_full() {
+            answer.retain(|(name, _)| !self.full_fields.contains(name));
+        }
+        Ok(answer)
+    }
+
     /// Every spelling the tool answers to (README, "The tools") besides `command`:
     /// the schema name, and both with a `-tool` or `_tool` suffix.
     pub fn aliases(&self) -> Vec<String> {
@@ -308,6 +343,44 @@ mod tests {
             for (name, param) in full_props {
                 let text = param["description"].as_str().unwrap_or_default();
                 assert!(!text.trim().is_empty(), "{}.{name}: described for a model", tool.name);
+            }
+        }
+    }
+
+    /// Which answer fields the seed shows is the table's to say: a field
+    /// of `full_fields` a tool answers anyway is dropped in the seed, kept
+    /// in the full profile.
+    #[test]
+    fn the_seed_answer_drops_the_full_fields_whatever_the_tool_answers() {
+        use crate::context::Dialect;
+        use crate::json::Field;
+        fn run(_: &Args, _: &Context) -> Outcome {
+            Ok(vec![("output", Field::Int(1)), ("sha256", Field::Int(2)), ("count", Field::Int(3))])
+        }
+        let tool = Tool {
+            name: "file_read",
+            command: "file-read",
+            schemas: Schemas { seed: TOOLS[1].schemas.seed, full: TOOLS[1].schemas.full },
+            title: "Read a file",
+            hints: READS,
+            full_fields: &["sha256"],
+            run,
+        };
+        let args = Args::parse(b"{}").unwrap();
+        let keys = |profile| {
+            let context = Context::from_env("file-read", Dialect::Ikigai, profile);
+            tool.call(&args, &context).unwrap().into_iter().map(|(k, _)| k).collect::<Vec<_>>()
+        };
+        assert_eq!(keys(Profile::Seed), ["output", "count"]);
+        assert_eq!(keys(Profile::Full), ["output", "sha256", "count"]);
+    }
+
+    /// Only a field a seed answer does not have can be dropped from it.
+    #[test]
+    fn no_full_field_is_a_seed_field() {
+        for tool in of(Profile::Full) {
+            for field in tool.full_fields {
+                assert!(!["output", "count", "exit_code", "bytes", "replacements"].contains(field));
             }
         }
     }

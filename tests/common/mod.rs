@@ -401,3 +401,16 @@ impl Ran {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }
 }
+
+/// The envelope of a call in the seed profile that sends `param`, a
+/// parameter of `tool`'s full schema (docs/SPEC.md, "Bad input").
+pub fn full_only(param: &str, tool: &str) -> Value {
+    serde_json::json!({
+        "error": format!(
+            "parameter {param} is a full-profile parameter of {tool}; this call runs the seed \
+             profile (set IKIGAI_TOOLS_PROFILE=full, or install with install.sh --profile full; \
+             the MCP server serves full by default)"
+        ),
+        "error_code": "INVALID_ARG"
+    })
+}
