@@ -88,7 +88,7 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         meaning: "`full` for the full profile's parameters and answers, `seed` for exactly the \
                   six seed schemas",
         default: "default: seed; full when the binary is ikigai-tools-full, as install.sh \
-                  --profile full installs it",
+                  --profile full installs it; any case; another value is refused at start",
         reader: Reader::Tools(&[]),
         full_only: false,
     },
