@@ -162,7 +162,7 @@ mod tests {
         assert!(!r.has_context(), "context lines are printed in content mode only");
     }
 
-    /// Every parameter is read, and the first wrong one (in the order of
+    /// Every parameter of the full schema is read, and the first wrong one (in the order of
     /// `parse`) is the one reported.
     #[test]
     fn the_first_wrong_parameter_is_reported() {
@@ -186,6 +186,19 @@ mod tests {
             ("case_insensitive", "0", "parameter case_insensitive must be a boolean"),
             ("fixed_strings", "[]", "parameter fixed_strings must be a boolean"),
         ];
+        // Every parameter of the full schema, none other.
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../grep.full.schema.json")).unwrap();
+        let mut names: Vec<&str> = schema["parameters"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut read: Vec<&str> = all.iter().map(|(name, _, _)| *name).collect();
+        names.sort_unstable();
+        read.sort_unstable();
+        assert_eq!(read, names);
         for first in 0..all.len() {
             let fields: Vec<String> = all[first..]
                 .iter()
