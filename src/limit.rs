@@ -184,6 +184,7 @@ impl Bounded {
 
     /// Pushes whole units whose size is known (what another `Bounded`
     /// measured), as `push` would, without measuring them again.
+    #[cfg(test)]
     fn push_units(&mut self, units: &[u8], size: usize) {
         if self.budget.is_none() || self.pending_len > 0 || self.resync > 0 {
             self.push(units);
@@ -384,6 +385,7 @@ impl Bounded {
 
     /// Counts `n` bytes as left out between what was pushed and what comes
     /// next, which starts a character.
+    #[cfg(test)]
     fn omit(&mut self, n: u64) {
         self.flush_pending();
         self.total += n;
@@ -395,6 +397,7 @@ impl Bounded {
     /// Appends what another `Bounded` of the same kind collected, as if
     /// its bytes had been pushed here one by one (grep collects each file
     /// apart, in parallel, and stitches them together in order).
+    #[cfg(test)]
     pub fn append(&mut self, mut other: Bounded) {
         debug_assert_eq!((self.measure, self.budget), (other.measure, other.budget));
         let omitted = other.omitted();

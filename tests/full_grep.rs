@@ -374,6 +374,28 @@ fn confined_the_walk_reads_and_follows_nothing_outside_the_roots() {
     );
 }
 
+/// One request for both profiles: the parameters are read in one order and
+/// the regex is checked before the glob (as rg does), so a call with two
+/// faults is told the same first one in either profile.
+#[test]
+fn both_profiles_report_the_same_first_fault() {
+    let env = Env::new();
+    let regex_error = json!({
+        "error": "Invalid pattern: regex parse error: a{ ^ error: unclosed counted repetition",
+        "error_code": "INVALID_PATTERN"
+    });
+    let path_error =
+        json!({"error": "parameter path must be a string", "error_code": "INVALID_ARG"});
+    for (args, first) in [
+        (json!({"pattern": "a{", "glob": "[x"}), &regex_error),
+        (json!({"pattern": "a{", "glob": "*.{c"}), &regex_error),
+        (json!({"pattern": "x", "glob": 1, "path": 1}), &path_error),
+    ] {
+        assert_eq!(&env.call("grep", args.clone()), first, "seed: {args}");
+        assert_eq!(&grep(&env, args.clone()), first, "full: {args}");
+    }
+}
+
 #[test]
 fn the_seed_profile_answers_as_before() {
     let env = Env::new();

@@ -1,50 +1,54 @@
 //! grep: the lines of files that match a regular expression (docs/TOOLS.md
 //! grep, docs/SPEC.md).
 //!
-//! `{"output":"PATH:LINE: TEXT\n…","count":N}`. The files are those glob
-//! finds for `glob` (default `*`) under `path`, regular files only, in glob
-//! order. Each file is searched as a whole buffer by ripgrep's searcher
-//! (bulk line counting, NUL = binary, skipped); files are searched in
-//! parallel and their results stitched back in order.
+//! `{"output":"PATH:LINE: TEXT\n…","count":N}`. In the seed profile the
+//! files are those glob finds for `glob` (default `*`) under `path`; in the
+//! full profile (docs/TOOLS.md, grep, "Full profile") ripgrep's walk and
+//! options: ignore files, context, output modes, a page of the entries.
+//! Each file is searched as a whole buffer by ripgrep's searcher (bulk line
+//! counting, NUL = binary, skipped); files are searched in parallel and
+//! their results stitched back in order.
 //!
-//! As ripgrep splits its core from its printer, the parts are apart:
+//! As ripgrep splits its core from its printer, the parts are apart, the
+//! same for both profiles but for the walk:
 //!
-//! - `files`: what is searched: the walk, or the file `path` names, beneath
-//!   the allowed roots when there are any;
+//! - `request`: what the call asks, every parameter read once;
+//! - `files`: what is searched: the file `path` names, or the walk (the
+//!   profile's), beneath the allowed roots when there are any;
 //! - `search`: how: the matcher, the searcher, the threads (`ordered`);
-//! - `print`: how the lines are printed into the answer, within the output
-//!   limit and in bounded memory.
+//! - `print`: how the entries are printed into the answer, within the
+//!   output limit and in bounded memory.
 
 use crate::context::Context;
-use crate::fs::pattern::Glob;
-use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
 mod files;
-mod full;
 mod ordered;
 mod print;
+mod request;
 mod search;
 
-use files::Files;
-use print::Answer;
+use files::{Files, Walk};
+use print::Printer;
+use request::Request;
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    if context.profile.is_full() {
-        return full::run(args, context);
-    }
-    let pattern = args.required_str("pattern")?;
-    let filter = match args.optional_str("glob")? {
-        None | Some("") => None,
-        Some(filter) => Some(filter),
-    };
-    let path = args.optional_path("path")?;
+    let full = context.profile.is_full();
+    let request = Request::parse(args)?;
+    let request = if full { request } else { request.seed() };
     // Both patterns are checked before any file is read.
-    let matcher = search::matcher(pattern)?;
-    let glob = Glob::new(path, filter.unwrap_or("*"))?;
+    let matcher = search::matcher(&request)?;
+    let walk = if full { Walk::ignoring(&request)? } else { Walk::glob(&request)? };
     let roots = context.roots()?;
-    let files = Files::new(glob, path, filter, roots)?;
-    let answer = Answer::new(context.max_output);
-    let count = search::search(files, &matcher, &answer)?;
-    Ok(vec![("output", Field::Parts(answer.finish())), ("count", Field::Int(count))])
+    let files = Files::new(walk, &request, roots)?;
+    let printer = Printer::new(&request, context.max_output);
+    let walked = search::search(files, &matcher, &request, &printer)?;
+    let mut answer = printer.answer(walked.skipped);
+    if !full {
+        // The seed profile's answer is `output` and `count` alone.
+        answer.truncate(2);
+        return Ok(answer);
+    }
+    answer.extend(walked.ignore_files.field(&answer, context.max_output));
+    Ok(answer)
 }

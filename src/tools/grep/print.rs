@@ -1,175 +1,308 @@
-//! How grep's answer is printed: `PATH:LINE: TEXT`, a line for each
-//! matching line, the files in order, within the output limit.
+//! How grep's answer is printed: each file's entries (`PATH:LINE: TEXT`
+//! for a matching line, `PATH-LINE- TEXT` for a line of context, `--`
+//! between groups, a path, `PATH:N`), the files in order, the page kept
+//! (`offset`, `head_limit`), within the output limit.
 //!
-//! The lines held stay bounded by the output limit, whatever the files hold
-//! (docs/SPEC.md, "Output limit"): a file searched ahead of the files
-//! before it holds at most `HOLD_AHEAD` bytes of lines; past that it waits
-//! for its turn and hands its lines over to the answer, as it does from
-//! then on. A matching line is formatted whole first (`Lines::line`): with
-//! the searcher's buffer, a thread may hold the longest line twice, up to
-//! 512 MiB (docs/TOOLS.md, grep).
+//! The entries held stay bounded by the output limit, whatever the files
+//! hold (docs/SPEC.md, "Output limit"): a file searched ahead of the files
+//! before it holds at most `HOLD_AHEAD` bytes of entries; past that it
+//! waits for its turn and hands them over to the `Printer`, as it does from
+//! then on. A matching line is formatted whole first (`Entries::line`):
+//! with the searcher's buffer, a thread may hold the longest line twice, up
+//! to 512 MiB (docs/TOOLS.md, grep).
 
 use std::fs::File;
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use grep_searcher::{Searcher, Sink, SinkMatch};
+use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkMatch};
 
 use super::ordered::Turn;
+use super::request::{Mode, Request};
 use super::search::has_nul;
+use crate::json::Field;
 use crate::limit::{self, Bounded};
 
-/// The bytes of lines a file's search holds while files before it are
-/// still being searched; past it, it waits for them and hands its lines
-/// over to the answer.
+/// The bytes of entries a file's search holds while files before it are
+/// still being searched; past it, it waits for them and hands its entries
+/// over to the printer.
 pub(super) const HOLD_AHEAD: usize = 1024 * 1024;
 
-/// The answer being printed, the files' lines in the files' order.
-pub(super) struct Answer {
-    output: Mutex<Bounded>,
-    limit: Option<usize>,
+/// The answer being printed: the files' entries in the files' order, the
+/// page kept, and the numbers of the answer.
+pub(super) struct Printer {
+    page: Mutex<Page>,
 }
 
-impl Answer {
-    pub(super) fn new(limit: Option<usize>) -> Answer {
-        Answer { output: Mutex::new(Bounded::for_answer(limit)), limit }
+struct Page {
+    output: Bounded,
+    /// `--` between the groups of different files (context lines asked).
+    separate: bool,
+    offset: u64,
+    /// 0: no limit.
+    head_limit: u64,
+    /// Entries met so far.
+    seen: u64,
+    count: i64,
+    searched: i64,
+    skipped: i64,
+}
+
+impl Printer {
+    pub(super) fn new(request: &Request<'_>, limit: Option<usize>) -> Printer {
+        Printer {
+            page: Mutex::new(Page {
+                output: Bounded::for_answer(limit),
+                separate: request.has_context(),
+                offset: request.offset,
+                head_limit: request.head_limit,
+                seen: 0,
+                count: 0,
+                searched: 0,
+                skipped: 0,
+            }),
+        }
     }
 
-    /// The output limit, for the lines a file holds before they are added.
-    pub(super) fn limit(&self) -> Option<usize> {
-        self.limit
+    fn lock(&self) -> MutexGuard<'_, Page> {
+        self.page.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Adds a file's lines, after those of the files before it.
-    pub(super) fn append(&self, lines: Bounded) {
-        lock(&self.output).append(lines);
+    /// Takes what is left of a file's result, and its numbers.
+    pub(super) fn file(&self, out: FileOut) {
+        let mut page = self.lock();
+        page.entries(&out.buf, !out.handed);
+        page.count += out.count;
+        if out.searched {
+            page.searched += 1;
+        } else {
+            page.skipped += 1;
+        }
     }
 
-    /// The answer's `output`.
-    pub(super) fn finish(self) -> Vec<Vec<u8>> {
-        let output = self.output.into_inner().unwrap_or_else(PoisonError::into_inner);
-        let mut output = output.finish_parts();
-        // Each line ends with a newline; the last one does not need it.
+    /// The answer: `output`, `count`, and the full profile's
+    /// `files_searched`, `files_skipped` (with the walk's `walk_skipped`)
+    /// and, when the page cut the entries, `next_offset`.
+    pub(super) fn answer(self, walk_skipped: i64) -> Vec<(&'static str, Field)> {
+        let page = self.page.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let next = page.offset.saturating_add(page.head_limit);
+        let cut = page.head_limit > 0 && page.seen > next;
+        let mut output = page.output.finish_parts();
+        // Each entry ends with a newline; the last one does not need it.
         limit::strip_final_newline(&mut output);
-        output
+        let mut answer = vec![
+            ("output", Field::Parts(output)),
+            ("count", Field::Int(page.count)),
+            ("files_searched", Field::Int(page.searched)),
+            ("files_skipped", Field::Int(page.skipped + walk_skipped)),
+        ];
+        if cut {
+            answer.push(("next_offset", Field::Int(i64::try_from(next).unwrap_or(i64::MAX))));
+        }
+        answer
     }
 }
 
-fn lock(output: &Mutex<Bounded>) -> MutexGuard<'_, Bounded> {
-    output.lock().unwrap_or_else(PoisonError::into_inner)
+impl Page {
+    /// Takes entries of a file (each ending with a newline); `first`: the
+    /// file's first ones, after a `--` if an earlier file gave some.
+    fn entries(&mut self, buf: &[u8], first: bool) {
+        if buf.is_empty() {
+            return;
+        }
+        if first && self.separate && self.seen > 0 {
+            self.entry(b"--\n");
+        }
+        if self.offset == 0 && self.head_limit == 0 {
+            self.output.push(buf);
+            self.seen += memchr::memchr_iter(b'\n', buf).count() as u64;
+            return;
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', buf) {
+            self.entry(&buf[start..=end]);
+            start = end + 1;
+        }
+    }
+
+    fn entry(&mut self, line: &[u8]) {
+        let index = self.seen;
+        self.seen += 1;
+        if index >= self.offset && (self.head_limit == 0 || index - self.offset < self.head_limit) {
+            self.output.push(line);
+        }
+    }
 }
 
-/// Where a file's lines end up, for a search that holds too many of them:
-/// the answer, once the file's turn has come.
+/// What one file gave: the entries not yet handed over, and its numbers.
+#[derive(Default)]
+pub(super) struct FileOut {
+    pub(super) buf: Vec<u8>,
+    /// Some entries were handed over to the printer already.
+    handed: bool,
+    pub(super) count: i64,
+    /// Searched (neither binary nor unreadable).
+    searched: bool,
+}
+
+/// Where a file's entries end up, for a search that holds too many of
+/// them: the printer, once the file's turn has come.
 pub(super) struct InTurn<'a> {
-    pub(super) answer: &'a Answer,
+    pub(super) printer: &'a Printer,
     pub(super) turn: &'a Turn<'a>,
 }
 
-/// What one file gave.
-pub(super) struct FileResult {
-    pub(super) output: Bounded,
-    pub(super) lines: i64,
-}
-
-/// Collects `PATH:LINE: TEXT\n` for each matching line of one file.
-pub(super) struct Lines<'p> {
-    path: &'p [u8],
+/// Collects one file's entries, as a `Sink` of ripgrep's searcher.
+pub(super) struct Entries<'a> {
+    path: &'a [u8],
     /// The file searched (read again from its start by `has_nul`).
-    file: &'p File,
-    limit: Option<usize>,
-    output: Bounded,
+    file: &'a File,
+    mode: Mode,
+    out: FileOut,
+    /// Matching lines.
     lines: i64,
     binary: bool,
-    /// The line being formatted (reused).
-    line: Vec<u8>,
-    /// Where lines go once they are too many to hold.
-    in_turn: Option<&'p InTurn<'p>>,
     /// The file is known to hold no NUL (it was read whole and checked).
     known_text: bool,
+    multiline: bool,
+    /// Where entries go once they are too many to hold; `None` (tests):
+    /// all are held until the end.
+    in_turn: Option<&'a InTurn<'a>>,
 }
 
-impl<'p> Lines<'p> {
-    /// The lines of the file at `path`, opened as `file`, within `limit`;
-    /// handed over to the answer as `in_turn` says when it is given.
+impl<'a> Entries<'a> {
+    /// The entries of the file at `path`, opened as `file`, as `request`
+    /// asks for them; handed over as `in_turn` says when it is given.
     pub(super) fn new(
-        path: &'p [u8],
-        file: &'p File,
-        limit: Option<usize>,
-        in_turn: Option<&'p InTurn<'p>>,
+        path: &'a [u8],
+        file: &'a File,
+        request: &Request<'_>,
         known_text: bool,
-    ) -> Lines<'p> {
-        Lines {
+        in_turn: Option<&'a InTurn<'a>>,
+    ) -> Entries<'a> {
+        Entries {
             path,
             file,
-            limit,
-            output: Bounded::for_answer(limit),
+            mode: request.mode,
+            out: FileOut { searched: true, ..FileOut::default() },
             lines: 0,
             binary: false,
-            line: Vec::new(),
-            in_turn,
             known_text,
+            multiline: request.multiline,
+            in_turn,
         }
     }
 
-    /// What the file gave: nothing for a binary file.
-    pub(super) fn finish(self) -> FileResult {
-        if self.binary {
-            return FileResult { output: Bounded::for_answer(self.limit), lines: 0 };
-        }
-        FileResult { output: self.output, lines: self.lines }
+    fn line(&mut self, separator: u8, number: u64, text: &[u8]) {
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let buf = &mut self.out.buf;
+        buf.extend_from_slice(self.path);
+        buf.push(separator);
+        let _ = write!(buf, "{number}");
+        buf.push(separator);
+        buf.push(b' ');
+        buf.extend_from_slice(text);
+        buf.push(b'\n');
     }
 
-    /// Waits for the file's turn and hands the lines held over to the
-    /// answer; false if the file turns out to be binary instead (lines
-    /// handed over cannot be taken back, so a file searched as a stream is
-    /// checked for a NUL first).
-    fn hand_over(&mut self, in_turn: &InTurn<'_>) -> bool {
-        if !self.known_text {
-            if has_nul(self.file) {
-                self.binary = true;
-                return false;
-            }
+    /// Whether the file is text: known when read whole, else read once.
+    fn is_text(&mut self) -> bool {
+        if !self.known_text && !self.binary {
+            self.binary = has_nul(self.file);
             self.known_text = true;
         }
+        !self.binary
+    }
+
+    /// Past `HOLD_AHEAD`, waits for the file's turn and hands the entries
+    /// over; false when the file turns out to be binary instead (entries
+    /// handed over cannot be taken back, so a file searched as a stream is
+    /// checked for a NUL first).
+    fn bounded(&mut self) -> bool {
+        let Some(in_turn) = self.in_turn else { return true };
+        if self.out.buf.len() <= HOLD_AHEAD {
+            return true;
+        }
+        if !self.is_text() {
+            return false;
+        }
         in_turn.turn.wait();
-        let held = std::mem::replace(&mut self.output, Bounded::for_answer(self.limit));
-        in_turn.answer.append(held);
+        in_turn.printer.lock().entries(&self.out.buf, !self.out.handed);
+        self.out.handed = true;
+        self.out.buf.clear();
         true
+    }
+
+    /// What the file gave: nothing, and counted as skipped, when binary.
+    pub(super) fn finish(mut self) -> FileOut {
+        // A file read as a stream may hold a NUL past what the searcher
+        // looked at: past a match, or anywhere when a multi-line search
+        // read it whole without looking.
+        if (self.lines > 0 || self.multiline) && !self.is_text() {
+            self.binary = true;
+        }
+        if self.binary {
+            return FileOut::default();
+        }
+        match self.mode {
+            Mode::Content => self.out.count = self.lines,
+            Mode::FilesWithMatches if self.lines > 0 => {
+                self.out.buf.extend_from_slice(self.path);
+                self.out.buf.push(b'\n');
+                self.out.count = 1;
+            }
+            Mode::Count if self.lines > 0 => {
+                self.out.buf.extend_from_slice(self.path);
+                let _ = writeln!(self.out.buf, ":{}", self.lines);
+                self.out.count = self.lines;
+            }
+            _ => {}
+        }
+        self.out
     }
 }
 
-impl Sink for Lines<'_> {
+impl Sink for Entries<'_> {
     type Error = std::io::Error;
 
-    fn matched(
-        &mut self,
-        _searcher: &Searcher,
-        found: &SinkMatch<'_>,
-    ) -> Result<bool, Self::Error> {
-        let first = found.line_number().unwrap_or(0);
-        for (number, text) in (first..).zip(found.lines()) {
-            let text = text.strip_suffix(b"\n").unwrap_or(text);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            self.line.clear();
-            self.line.extend_from_slice(self.path);
-            self.line.push(b':');
-            let _ = write!(self.line, "{number}");
-            self.line.extend_from_slice(b": ");
-            self.line.extend_from_slice(text);
-            self.line.push(b'\n');
-            self.output.push(&self.line);
-            self.lines += 1;
-        }
-        if let Some(in_turn) = self.in_turn {
-            if self.output.kept() > HOLD_AHEAD && !self.hand_over(in_turn) {
-                return Ok(false);
+    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        match self.mode {
+            Mode::Content => {
+                let first = found.line_number().unwrap_or(0);
+                for (number, text) in (first..).zip(found.lines()) {
+                    self.line(b':', number, text);
+                    self.lines += 1;
+                }
+                Ok(self.bounded())
+            }
+            Mode::Count => {
+                self.lines += found.lines().count() as i64;
+                Ok(true)
+            }
+            // One match is enough to list the file.
+            Mode::FilesWithMatches => {
+                self.lines += 1;
+                Ok(false)
             }
         }
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if *context.kind() == SinkContextKind::Other {
+            return Ok(true);
+        }
+        let number = context.line_number().unwrap_or(0);
+        self.line(b'-', number, context.bytes());
+        Ok(self.bounded())
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        self.out.buf.extend_from_slice(b"--\n");
         Ok(true)
     }
 
-    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, Self::Error> {
         self.binary = true;
         Ok(false)
     }
