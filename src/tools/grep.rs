@@ -34,8 +34,9 @@ use request::Request;
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
     let full = context.profile.is_full();
+    // The seed profile's call is the full request with its defaults: the
+    // name rule (`tools::params`) has refused any full-profile parameter.
     let request = Request::parse(args)?;
-    let request = if full { request } else { request.seed() };
     // Both patterns are checked before any file is read.
     let matcher = search::matcher(&request)?;
     let walk = if full { Walk::ignoring(&request)? } else { Walk::glob(&request)? };
@@ -43,12 +44,9 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let files = Files::new(walk, &request, roots)?;
     let printer = Printer::new(&request, context.max_output);
     let walked = search::search(files, &matcher, &request, &printer)?;
+    // The seed profile's answer loses the full profile's fields in one
+    // place, `Tool::call` (`full_fields`).
     let mut answer = printer.answer(walked.skipped);
-    if !full {
-        // The seed profile's answer is `output` and `count` alone.
-        answer.truncate(2);
-        return Ok(answer);
-    }
     answer.extend(walked.ignore_files.field(&answer, context.max_output));
     Ok(answer)
 }

@@ -88,25 +88,6 @@ impl<'a> Request<'a> {
         })
     }
 
-    /// The request as the seed profile takes it: `pattern`, `path` and
-    /// `glob`; the full profile's parameters, unknown keys there, at their
-    /// defaults (docs/SPEC.md, "The protocol": unknown keys are ignored).
-    pub(super) fn seed(self) -> Request<'a> {
-        Request {
-            mode: Mode::Content,
-            before: 0,
-            after: 0,
-            case_insensitive: false,
-            fixed_strings: false,
-            multiline: false,
-            hidden: false,
-            no_ignore: false,
-            offset: 0,
-            head_limit: 0,
-            ..self
-        }
-    }
-
     /// Whether lines of context are printed (and `--` between groups).
     pub(super) fn has_context(&self) -> bool {
         self.mode == Mode::Content && (self.before > 0 || self.after > 0)
@@ -141,16 +122,6 @@ mod tests {
         assert_eq!((r.before, r.after, r.offset, r.head_limit), (0, 0, 0, 0));
         assert!(!(r.case_insensitive || r.fixed_strings || r.multiline || r.hidden || r.no_ignore));
         assert!(!r.has_context());
-    }
-
-    #[test]
-    fn the_seed_profile_takes_the_full_profiles_parameters_at_their_defaults() {
-        let all = r#"{"pattern":"x","path":"p","glob":"g","output_mode":"count","context":1,
-            "multiline":true,"offset":2,"head_limit":3,"hidden":true,"no_ignore":true,
-            "case_insensitive":true,"fixed_strings":true}"#;
-        let seed = parse(all).unwrap().seed();
-        let defaults = parse(r#"{"pattern":"x","path":"p","glob":"g"}"#).unwrap();
-        assert_eq!(format!("{seed:?}"), format!("{defaults:?}"));
     }
 
     #[test]
