@@ -19,10 +19,10 @@
 //! outside its sandbox (the user's other processes, the tool, its guardian).
 //! `no_new_privs` is set, so no set-uid program regains what was dropped.
 //!
-//! The ruleset is built in the parent (`Sandbox::prepare`: opening the
+//! The ruleset is built in the parent (`Rules::prepare`: opening the
 //! paths, creating the ruleset, adding the rules: all of which allocate
 //! and may fail with a message); the child only calls
-//! `Sandbox::restrict_in_child` between fork and exec, which makes two
+//! `Rules::restrict_in_child` between fork and exec, which makes two
 //! system calls — prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self —
 //! and allocates nothing. A Landlock domain is inherited by every process
 //! the command starts and cannot be undone; a nested `ikigai-tools` with
@@ -64,7 +64,7 @@ const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
 /// A ruleset ready to be applied in a child.
 #[derive(Debug)]
-pub struct Sandbox {
+pub struct Rules {
     ruleset: Option<RulesetCreated>,
     /// The private temporary directory, and the descriptor it was checked
     /// through.
@@ -75,12 +75,12 @@ pub struct Sandbox {
     writable: Vec<PathBuf>,
 }
 
-impl Sandbox {
+impl Rules {
     /// Builds the ruleset for `roots`, with TCP open when `network`.
-    pub fn prepare(roots: &Roots, network: bool) -> Result<Sandbox, ConfineError> {
+    pub fn prepare(roots: &Roots, network: bool) -> Result<Rules, ConfineError> {
         let kernel_abi = probe::require_landlock(network)?;
         let temp = temp::open_sandbox_temp()?;
-        Sandbox::prepare_in(roots, network, kernel_abi, &temp.path, temp.fd)
+        Rules::prepare_in(roots, network, kernel_abi, &temp.path, temp.fd)
     }
 
     /// `prepare` with the private temporary directory given (the tests'):
@@ -91,10 +91,10 @@ impl Sandbox {
         roots: &Roots,
         network: bool,
         tmp: &Path,
-    ) -> Result<Sandbox, ConfineError> {
+    ) -> Result<Rules, ConfineError> {
         let kernel_abi = probe::require_landlock(network)?;
         let temp_fd = temp::open_private(tmp)?;
-        Sandbox::prepare_in(roots, network, kernel_abi, tmp, temp_fd)
+        Rules::prepare_in(roots, network, kernel_abi, tmp, temp_fd)
     }
 
     /// The ruleset, with the private temporary directory `tmp` checked
@@ -106,7 +106,7 @@ impl Sandbox {
         kernel_abi: i32,
         tmp: &Path,
         temp_fd: OwnedFd,
-    ) -> Result<Sandbox, ConfineError> {
+    ) -> Result<Rules, ConfineError> {
         let temp_real = real_path(temp_fd.as_fd()).unwrap_or_else(|| tmp.to_path_buf());
         for root in roots.roots() {
             if root.path().starts_with(&temp_real) || root.path().starts_with(tmp) {
@@ -161,7 +161,7 @@ impl Sandbox {
                 writable.push(PathBuf::from(device));
             }
         }
-        Ok(Sandbox {
+        Ok(Rules {
             ruleset: Some(created),
             temp: tmp.to_path_buf(),
             temp_fd,

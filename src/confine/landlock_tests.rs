@@ -33,9 +33,9 @@ impl Fixture {
         Fixture { _tmp: tmp, t }
     }
 
-    fn sandbox(&self, roots: &[&str], network: bool) -> Sandbox {
+    fn sandbox(&self, roots: &[&str], network: bool) -> Rules {
         let roots = Roots::from_paths_in(roots.iter().map(|r| self.t.join(r)), None).unwrap();
-        Sandbox::prepare_with_tmp(&roots, network, &self.t.join("tmp")).unwrap()
+        Rules::prepare_with_tmp(&roots, network, &self.t.join("tmp")).unwrap()
     }
 
     /// Runs `script` confined to `t/root` as bash would; (exit code, output).
@@ -44,7 +44,7 @@ impl Fixture {
     }
 
     /// `sh` in `sandbox`, or unconfined with `None`.
-    fn sh_in(&self, mut sandbox: Option<Sandbox>, script: &str) -> (i32, String) {
+    fn sh_in(&self, mut sandbox: Option<Rules>, script: &str) -> (i32, String) {
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(script)
@@ -134,7 +134,7 @@ fn writes_inside_the_roots_the_temporary_directory_and_dev_null_work() {
 
 /// Runs `body` in a forked child after applying `sandboxes` in order; its
 /// exit code. The child only makes system calls.
-fn in_child(sandboxes: Vec<Sandbox>, body: impl Fn() -> i32) -> i32 {
+fn in_child(sandboxes: Vec<Rules>, body: impl Fn() -> i32) -> i32 {
     // SAFETY: the child applies the rulesets and runs `body` (system calls
     // only), then _exits without returning into the test harness.
     match unsafe { libc::fork() } {

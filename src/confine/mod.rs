@@ -5,6 +5,9 @@
 //!   server;
 //! - `beneath`: opening what the model names beneath a root with
 //!   `openat2(RESOLVE_BENEATH)`, for reading, writing and walking;
+//! - `sandbox`: the sandbox a confined command runs in: the parts below,
+//!   prepared in the parent and applied in the child in order, and the
+//!   retry without namespaces where the kernel gives none;
 //! - `landlock`: the Landlock ruleset bash runs under (writes only beneath
 //!   the roots, the private temporary directory and a few devices; no TCP;
 //!   abstract sockets and signals scoped);
@@ -28,10 +31,12 @@ pub mod namespace;
 pub mod probe;
 pub mod reach;
 pub mod roots;
+pub mod sandbox;
 pub mod seccomp;
 pub mod temp;
 
 pub use beneath::{open_entry, openat_beneath};
 pub use error::ConfineError;
-pub use landlock::{Sandbox, NETWORK_VAR};
+pub use landlock::NETWORK_VAR;
 pub use roots::{Roots, ROOTS_VAR, ROOT_FDS_VAR};
+pub use sandbox::Sandbox;

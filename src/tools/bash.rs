@@ -6,15 +6,17 @@
 //! its `exit_code`. Only bad input (no `command`, not a string, a NUL byte
 //! the kernel cannot pass on) is an `INVALID_ARG` error.
 //!
+//! - `request`: the parameters, read once; the seed profile's call is the
+//!   full one with the defaults;
 //! - `shell`: how the shell is started (one pipe for stdout and stderr,
 //!   stdin from /dev/null, a new session, the parent-death signal, announced
-//!   to the guardian);
+//!   to the guardian); what confines it is `crate::confine::sandbox`'s;
 //! - `signals`: the signals the tool watches while the command runs;
 //! - `supervise`: draining the output, reaping the shell, and stopping the
 //!   command's process group when the tool is told to stop;
-//! - `full`: the full profile's `timeout`, `workdir` and `run_in_background`,
-//!   and the yield (docs/TOOLS.md, "Jobs"): a command that may outlive the
-//!   call runs under a detached supervisor…
+//! - `as_job`: a command that may outlive the call (`timeout`,
+//!   `run_in_background`, the yield: docs/TOOLS.md, "Jobs") runs under a
+//!   detached supervisor…
 //! - `background`: …which is this: it drains the output into the job's
 //!   files, enforces the timeout and the time to live, and records the exit.
 //!
@@ -22,16 +24,17 @@
 //! group if the tool is killed outright, pipes, exit statuses) are
 //! `crate::process`'s.
 
+mod as_job;
 mod background;
-mod full;
+mod request;
 mod shell;
 mod signals;
 mod supervise;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitStatus;
 
-use crate::confine::Roots;
+use crate::confine::Sandbox;
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::json::Field;
@@ -39,6 +42,7 @@ use crate::limit::{self, Bounded};
 use crate::process::status::Exit;
 use crate::process::Guardian;
 use crate::protocol::{Args, Outcome};
+use request::Request;
 
 /// The exit code for a command that could not be run at all: the shell's
 /// own code for "command not found" (docs/TOOLS.md, "bash").
@@ -50,106 +54,62 @@ const CANNOT_RUN: i64 = 127;
 pub const BLANK_COMMAND: &str = "empty command: nothing to run";
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    let command = args.required_str("command")?;
-    if command.contains('\0') {
-        return Err(ToolError::InvalidArg(
-            "parameter command must not contain NUL bytes".to_owned(),
-        ));
-    }
+    // The seed profile ignores the full-only parameters until dispatch
+    // refuses them there; then `Request::parse` serves both profiles.
+    let request =
+        if context.profile.is_full() { Request::parse(args)? } else { Request::seed(args)? };
+    let command = request.command;
     if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
         return Ok(answer(vec![BLANK_COMMAND.as_bytes().to_vec()], CANNOT_RUN));
     }
-    if context.profile.is_full() {
-        let options = full::Options::read(args, context)?;
-        let workdir = options.workdir.clone();
-        let confined = match context.roots()? {
-            Some(roots) => Some(Confined::prepare(roots, context.network, workdir)?),
-            None => None,
-        };
-        if options.as_job(context) {
-            return full::run_as_job(command, confined, &options, context);
-        }
-        let (output, exit_code) =
-            run_in(shell::SHELL, command, confined, options.workdir.as_deref(), context.max_output);
-        return Ok(answer(output, exit_code));
-    }
-    let confined = match context.roots()? {
-        Some(roots) => Some(Confined::prepare(roots, context.network, None)?),
+    request.check_workdir(context)?;
+    // Where the kernel cannot confine the command, the call is refused:
+    // never run unconfined (docs/CONFINEMENT.md).
+    let sandbox = match context.roots()? {
+        Some(roots) => Some(
+            Sandbox::prepare(roots, context.network, request.workdir.clone())
+                .map_err(|e| ToolError::PermissionDenied(e.message()))?,
+        ),
         None => None,
     };
-    let (output, exit_code) = run_in(shell::SHELL, command, confined, None, context.max_output);
-    Ok(answer(output, exit_code))
-}
-
-/// With allowed roots (docs/CONFINEMENT.md): the roots,
-/// whether the network is open, and the confinement first tried (with a
-/// mount namespace). Where the kernel cannot confine the command, the call
-/// is refused: never run unconfined.
-struct Confined<'r> {
-    roots: &'r Roots,
-    network: bool,
-    first: shell::Confinement,
-    /// Where the command starts (full profile's `workdir`), beneath a root.
-    workdir: Option<PathBuf>,
-}
-
-impl<'r> Confined<'r> {
-    fn prepare(
-        roots: &'r Roots,
-        network: bool,
-        workdir: Option<PathBuf>,
-    ) -> Result<Confined<'r>, ToolError> {
-        let first = shell::Confinement::prepare(roots, network, true, workdir.as_deref())
-            .map_err(|e| ToolError::PermissionDenied(e.message()))?;
-        Ok(Confined { roots, network, first, workdir })
+    if request.as_job(context) {
+        return as_job::run(&request, sandbox, context);
     }
+    let (output, exit_code) =
+        run_in(shell::SHELL, command, sandbox, request.workdir.as_deref(), context.max_output);
+    Ok(answer(output, exit_code))
 }
 
 /// What a started command hands its watcher: the signals watched, the
 /// guardian, the shell and the read end of its output.
 type Started = (signals::Signals, Guardian, std::process::Child, std::fs::File);
 
-/// Starts `command` with the shell at `shell_path`, confined as
-/// `confined` says (else in `workdir`, when given); if the kernel gives no
-/// mount namespace, once more without one.
+/// Starts `command` with the shell at `shell_path`, in `sandbox` (else in
+/// `workdir`, when given).
 fn start(
     shell_path: &str,
     command: &str,
-    confined: Option<Confined<'_>>,
+    sandbox: Option<Sandbox<'_>>,
     workdir: Option<&Path>,
 ) -> std::io::Result<Started> {
     let signals = signals::Signals::watch()?;
-    let (mut confinement, again) = match confined {
-        Some(Confined { roots, network, first, workdir }) => {
-            (Some(first), Some((roots, network, workdir)))
-        }
-        None => (None, None),
-    };
-    loop {
+    let spawn = |confinement| {
         // The guardian before the shell: it must know the command's group
         // before any process is in it, and must never hold its output pipe.
         let guardian = Guardian::start()?;
-        let namespace = confinement.as_ref().is_some_and(shell::Confinement::has_namespace);
-        match shell::spawn(shell_path, command, guardian.line(), confinement.take(), workdir) {
-            Ok((child, pipe)) => return Ok((signals, guardian, child, pipe)),
+        match shell::spawn(shell_path, command, guardian.line(), confinement, workdir) {
+            Ok((child, pipe)) => Ok((guardian, child, pipe)),
             Err(err) => {
                 guardian.release();
-                // The kernel gave no namespace (docs/CONFINEMENT.md, "Fail closed"):
-                // once more with Landlock and seccomp alone.
-                match again {
-                    Some((roots, network, ref wd))
-                        if namespace && err.raw_os_error() == Some(shell::NO_NAMESPACE) =>
-                    {
-                        let fallback =
-                            shell::Confinement::prepare(roots, network, false, wd.as_deref())
-                                .map_err(|e| std::io::Error::other(e.message()))?;
-                        confinement = Some(fallback);
-                    }
-                    _ => return Err(err),
-                }
+                Err(err)
             }
         }
-    }
+    };
+    let (guardian, child, pipe) = match sandbox {
+        Some(sandbox) => sandbox.spawn(|prepared| spawn(Some(prepared)))?,
+        None => spawn(None)?,
+    };
+    Ok((signals, guardian, child, pipe))
 }
 
 /// The output a command that cannot be started answers with.
@@ -162,12 +122,12 @@ fn cannot_start(shell_path: &str, err: &std::io::Error) -> String {
 fn run_in(
     shell_path: &str,
     command: &str,
-    confined: Option<Confined<'_>>,
+    sandbox: Option<Sandbox<'_>>,
     workdir: Option<&Path>,
     max_output: Option<usize>,
 ) -> (Vec<Vec<u8>>, i64) {
-    let workdir = if confined.is_some() { None } else { workdir };
-    let (signals, guardian, child, pipe) = match start(shell_path, command, confined, workdir) {
+    let workdir = if sandbox.is_some() { None } else { workdir };
+    let (signals, guardian, child, pipe) = match start(shell_path, command, sandbox, workdir) {
         Ok(started) => started,
         Err(err) => return (vec![cannot_start(shell_path, &err).into_bytes()], CANNOT_RUN),
     };

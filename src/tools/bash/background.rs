@@ -36,7 +36,8 @@ use nix::poll::{PollFd, PollFlags};
 use nix::sys::wait::waitpid;
 use nix::unistd::{self, ForkResult};
 
-use super::{cannot_start, exit_code, shell, Confined};
+use super::{cannot_start, exit_code, shell};
+use crate::confine::Sandbox;
 use crate::jobs::store::{self, Ended, Job};
 use crate::jobs::Namespace;
 use crate::process::pipes::{self, PIPE_MAX};
@@ -45,7 +46,7 @@ use crate::process::{drain_deadline, Group};
 /// What the job runs with.
 pub struct Plan<'a> {
     pub command: &'a str,
-    pub confined: Option<Confined<'a>>,
+    pub confined: Option<Sandbox<'a>>,
     /// Where an unconfined command starts.
     pub workdir: Option<PathBuf>,
     pub timeout: Option<Duration>,

@@ -6,28 +6,19 @@
 //! tool is killed outright. Only descriptors 0, 1 and 2 reach the shell,
 //! confined or not (docs/CONFINEMENT.md; docs/TOOLS.md).
 //!
-//! Confined, the child then, in this order: enters the namespaces where
-//! the kernel gives them (`confine::namespace`: the outside read-only, IPC
-//! of its own), enters the working directory, applies the Landlock ruleset
-//! and the seccomp filters (no user namespaces, no POSIX message queues;
-//! with the network shut, Unix sockets only; without the namespaces, no
-//! System V IPC). All of it is prepared in the parent; the child only
-//! makes system calls.
+//! Confined, the child then applies what `confine::sandbox` prepared in
+//! the parent (namespaces, working directory, Landlock, seccomp), last.
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use nix::fcntl::OFlag;
 use nix::unistd::Pid;
-use rustix::fs::{Mode, OFlags};
 
-use crate::confine::namespace::{self, Failure, Identity, Plan};
-use crate::confine::seccomp::Filter;
-use crate::confine::{openat_beneath, ConfineError, Roots, Sandbox};
+use crate::confine::sandbox::Prepared;
 use crate::process::{group, guardian, pipes};
 
 pub const SHELL: &str = "/bin/sh";
@@ -37,93 +28,6 @@ pub const SHELL: &str = "/bin/sh";
 const ENV: [(&str, &str); 3] =
     [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0")];
 
-/// The error a spawn fails with when the kernel gave no namespace before
-/// anything was changed: the call is started again without one
-/// (`Confinement::prepare` with `namespace: false`).
-pub const NO_NAMESPACE: i32 = libc::EUSERS;
-
-/// What confines a command when allowed roots are set, all prepared in the
-/// parent: the Landlock ruleset, the seccomp filters, the
-/// namespace plan (where tried), and the directory the command starts in.
-pub struct Confinement {
-    sandbox: Sandbox,
-    filter: Filter,
-    namespace: Option<Plan>,
-    cwd: CString,
-    cwd_fd: OwnedFd,
-    cwd_id: Identity,
-}
-
-impl Confinement {
-    /// Prepares the confinement for `roots`; with `namespace`, the plan of
-    /// the namespaces (everything but the roots and the private temporary
-    /// directory read-only, IPC of its own), else a filter that refuses
-    /// System V IPC too.
-    /// The command starts in `workdir` (beneath a root) when given, else
-    /// in the roots' working directory.
-    pub fn prepare(
-        roots: &Roots,
-        network: bool,
-        namespace: bool,
-        workdir: Option<&std::path::Path>,
-    ) -> Result<Self, ConfineError> {
-        let sandbox = Sandbox::prepare(roots, network)?;
-        let filter = Filter::confined(network, namespace)?;
-        let namespace = if namespace {
-            let mut writable: Vec<_> = roots.roots().iter().map(|r| (r.path(), r.fd())).collect();
-            writable.push((sandbox.temp_dir(), sandbox.temp_fd()));
-            Some(Plan::prepare(&writable)?)
-        } else {
-            None
-        };
-        // The working directory, opened beneath its root: the child enters
-        // it by path inside the namespace and checks it is this one.
-        let wd = match workdir {
-            Some(dir) => roots.working_dir().join(dir),
-            None => roots.working_dir(),
-        };
-        let (root, rest) =
-            roots.roots().iter().find_map(|r| r.rest_of(&wd).map(|rest| (r, rest))).ok_or_else(
-                || ConfineError::Outside { path: wd.display().to_string(), roots: roots.shown() },
-            )?;
-        let cwd_fd =
-            openat_beneath(root.fd(), rest, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
-        let cwd_id = namespace::identity(cwd_fd.as_fd())?;
-        Ok(Confinement { cwd: namespace::c_path(&wd)?, cwd_fd, cwd_id, sandbox, filter, namespace })
-    }
-
-    /// Whether the command runs in a namespace with the outside read-only.
-    pub fn has_namespace(&self) -> bool {
-        self.namespace.is_some()
-    }
-
-    /// In the child, after `in_child`: the namespace, the working
-    /// directory, Landlock, seccomp. If any step fails, the spawn fails:
-    /// the command never runs half-confined.
-    fn apply_in_child(&mut self, parent: Pid) -> io::Result<()> {
-        match &self.namespace {
-            Some(plan) => {
-                plan.enter_in_child().map_err(|failure| match failure {
-                    Failure::Unavailable(_) => io::Error::from_raw_os_error(NO_NAMESPACE),
-                    Failure::Midway(e) => io::Error::from_raw_os_error(e),
-                })?;
-                // A new user namespace clears the parent-death signal.
-                group::in_die_with_parent(parent)?;
-                namespace::enter_dir_in_child(&self.cwd, self.cwd_id)
-                    .map_err(io::Error::from_raw_os_error)?;
-            }
-            None => {
-                // SAFETY: fchdir to a descriptor the parent opened.
-                if unsafe { libc::fchdir(self.cwd_fd.as_raw_fd()) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-        }
-        self.sandbox.restrict_in_child()?;
-        self.filter.apply_in_child()
-    }
-}
-
 /// Starts `shell_path -c command`, announced on the guardian's `line`,
 /// confined when `confinement` says so (else in `workdir`, when given); the
 /// child and the read end of its output pipe.
@@ -131,7 +35,7 @@ pub fn spawn(
     shell_path: &str,
     command: &str,
     line: RawFd,
-    confinement: Option<Confinement>,
+    confinement: Option<Prepared>,
     workdir: Option<&std::path::Path>,
 ) -> io::Result<(Child, File)> {
     let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
@@ -150,7 +54,7 @@ pub fn spawn(
     match (&confinement, workdir) {
         // The private temporary directory, kept across calls.
         (Some(c), _) => {
-            cmd.env("TMPDIR", c.sandbox.temp_dir());
+            cmd.env("TMPDIR", c.temp_dir());
         }
         (None, Some(dir)) => {
             cmd.current_dir(dir);

@@ -1,26 +1,24 @@
-//! bash in the full profile (docs/TOOLS.md, "Jobs"): `timeout`, `workdir`,
-//! `run_in_background`, and the yield. A command that may outlive the call
-//! (a yield is in force, or it runs in the background, or has a timeout)
+//! A bash command that may outlive its call (docs/TOOLS.md, "Jobs": a
+//! yield is in force, or it runs in the background, or has a timeout)
 //! runs under a supervisor (`background`); the call waits for it, at most
 //! the yield, on a pipe the supervisor closes when it exits. Ended in time,
 //! it answers as bash always answers (with `timed_out: true` when the
 //! timeout stopped it) and leaves nothing behind; else it answers what was
 //! printed so far and the `job_id` the job runs on as.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use super::background::{self, Plan};
-use super::{answer, cannot_start, shell, Confined, CANNOT_RUN};
+use super::request::Request;
+use super::{answer, cannot_start, shell, CANNOT_RUN};
+use crate::confine::Sandbox;
 use crate::context::Context;
-use crate::error::{Kind, ToolError, Why};
 use crate::jobs::control::{self, state_fields};
-use crate::jobs::settings::LONGEST;
 use crate::jobs::store::{MAX_KEEP, MIN_KEEP};
 use crate::jobs::Namespace;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
-use crate::protocol::{Answer, Args, Outcome};
+use crate::protocol::{Answer, Outcome};
 
 /// How long a command run in the background is watched before the call
 /// answers: long enough for its first lines (or an error of the shell's),
@@ -31,72 +29,21 @@ const FIRST_LOOK: Duration = Duration::from_millis(200);
 /// `limit::ANSWER_RESERVE`: the note, the id, `running`.
 const JOB_RESERVE: usize = 256;
 
-/// The full profile's parameters of a call.
-#[derive(Debug, Default)]
-pub struct Options {
-    pub timeout: Option<Duration>,
-    pub workdir: Option<PathBuf>,
-    pub background: bool,
-}
-
-impl Options {
-    pub fn read(args: &Args, context: &Context) -> Result<Options, ToolError> {
-        let timeout = match args.optional_int("timeout")? {
-            None => None,
-            // At most a year: a deadline past what a clock can hold would
-            // end the supervisor (and the output with it).
-            Some(n) if n > 0 => Some(Duration::from_secs(n.unsigned_abs()).min(LONGEST)),
-            Some(_) => {
-                return Err(ToolError::InvalidArg(
-                    "parameter timeout must be a positive number of seconds".to_owned(),
-                ))
-            }
-        };
-        let workdir = args.optional_path("workdir")?.map(PathBuf::from);
-        if let Some(dir) = &workdir {
-            check_workdir(dir, context)?;
-        }
-        let background = args.optional_bool("run_in_background")?.unwrap_or(false);
-        Ok(Options { timeout, workdir, background })
-    }
-
-    /// Whether the command runs under a supervisor.
-    pub fn as_job(&self, context: &Context) -> bool {
-        self.background || self.timeout.is_some() || context.jobs.yield_after.is_some()
-    }
-}
-
-/// A `workdir` that is missing or not a directory is an error answer (a
-/// confined one is then checked beneath the roots, by the confined opener).
-fn check_workdir(dir: &std::path::Path, context: &Context) -> Result<(), ToolError> {
-    let shown = dir.display().to_string();
-    let full = match context.roots() {
-        Ok(Some(roots)) => roots.working_dir().join(dir),
-        _ => dir.to_path_buf(),
-    };
-    match std::fs::metadata(&full) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(meta) => {
-            Err(ToolError::OpenFailed(shown).because(Why::Kind(Kind::of_type(meta.file_type()))))
-        }
-        Err(e) => Err(ToolError::from_io(&e, &shown, ToolError::OpenFailed)),
-    }
-}
-
-/// Runs `command` under a supervisor (see the module doc).
-pub fn run_as_job(
-    command: &str,
-    confined: Option<Confined<'_>>,
-    options: &Options,
-    context: &Context,
-) -> Outcome {
+/// Runs the request's command under a supervisor (see the module doc).
+pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Context) -> Outcome {
     // Refused where a confined command could write the state directory.
     let ns = Namespace::open(&context.jobs, context.roots()?)?;
     control::sweep(&ns, &context.jobs);
     let keep = context.max_output.map_or(MAX_KEEP, |l| l as u64).clamp(MIN_KEEP, MAX_KEEP);
-    let workdir = if confined.is_some() { None } else { options.workdir.clone() };
-    let plan =
-        Plan { command, confined, workdir, timeout: options.timeout, ttl: context.jobs.ttl, keep };
+    let workdir = if sandbox.is_some() { None } else { request.workdir.clone() };
+    let plan = Plan {
+        command: request.command,
+        confined: sandbox,
+        workdir,
+        timeout: request.timeout,
+        ttl: context.jobs.ttl,
+        keep,
+    };
     let started = match background::start(&ns, plan) {
         Ok(started) => started,
         Err(err) => {
@@ -105,7 +52,7 @@ pub fn run_as_job(
         }
     };
     let job = &started.job;
-    if !options.background {
+    if !request.background {
         let wait = context.jobs.yield_after.unwrap_or(Duration::MAX);
         if started.wait_end(wait) {
             let ended = job.ended();
