@@ -54,10 +54,9 @@ const CANNOT_RUN: i64 = 127;
 pub const BLANK_COMMAND: &str = "empty command: nothing to run";
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    // The seed profile ignores the full-only parameters until dispatch
-    // refuses them there; then `Request::parse` serves both profiles.
-    let request =
-        if context.profile.is_full() { Request::parse(args)? } else { Request::seed(args)? };
+    // The seed profile's call is the full request with its defaults: the
+    // name rule (`tools::params`) has refused any full-profile parameter.
+    let request = Request::parse(args)?;
     let command = request.command;
     if command.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
         return Ok(answer(vec![BLANK_COMMAND.as_bytes().to_vec()], CANNOT_RUN));

@@ -43,13 +43,6 @@ impl<'a> Request<'a> {
         Ok(Request { command, timeout, workdir, background })
     }
 
-    /// The seed profile's call: `command`, the rest their defaults; the
-    /// full-only parameters are ignored as unknown keys are. (Once dispatch
-    /// refuses them in the seed profile, `parse` serves both.)
-    pub fn seed(args: &'a Args) -> Result<Self, ToolError> {
-        Ok(Request { command: command(args)?, timeout: None, workdir: None, background: false })
-    }
-
     /// Whether the command runs under a supervisor: it may outlive the call
     /// (docs/TOOLS.md, "Jobs").
     pub fn as_job(&self, context: &Context) -> bool {
@@ -113,20 +106,6 @@ mod tests {
         assert_eq!(
             (request.command, request.timeout, request.workdir, request.background),
             ("true", None, None, false)
-        );
-    }
-
-    #[test]
-    fn the_seed_profile_reads_the_command_alone() {
-        let args = args(r#"{"command":"true","timeout":0,"workdir":1,"run_in_background":"x"}"#);
-        let request = Request::seed(&args).unwrap();
-        assert_eq!(
-            (request.command, request.timeout, request.workdir, request.background),
-            ("true", None, None, false)
-        );
-        assert_eq!(
-            Request::seed(&self::args(r#"{"timeout":0}"#)).unwrap_err().to_string(),
-            "missing required parameter: command"
         );
     }
 
