@@ -121,32 +121,14 @@ fn stop(job: &Job) {
 /// after that cannot be signalled, and while the pidfd's process lives the
 /// pid is its own, so what /proc said of the pid was said of it.
 fn signal_supervisor(job: &Job, pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: pidfd_open takes a pid and flags, and returns a new descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let Ok(fd) = i32::try_from(fd) else { return false };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: `fd` was just returned by pidfd_open: ours to own.
-    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+    // Not a process id (0 and below name groups, or every process).
+    let Some(process) = Pid::from_raw(pid).filter(|_| pid > 0) else { return false };
+    let Ok(pidfd) = pidfd_open(process, PidfdFlags::empty()) else { return false };
     if !is_supervisor(job, pid) {
         return false;
     }
-    use std::os::fd::AsRawFd;
-    // SAFETY: pidfd_send_signal reads nothing through memory (no siginfo).
-    let sent = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            libc::SIGTERM,
-            std::ptr::null::<u8>(),
-            0,
-        )
-    };
-    sent == 0
+    pidfd_send_signal(&pidfd, Signal::TERM).is_ok()
 }
 
 /// Whether process `pid` is the supervisor of `job`: it runs this program
