@@ -10,7 +10,7 @@
 //!   the grandchildren;
 //! - [`pipes`]: polling and draining pipes;
 //! - [`status`]: how a process ended, and the shell's 128+N for a signal;
-//! - [`job`]: running processes as a host runs tools, several at once, with
+//! - [`timed`]: running processes as a host runs tools, several at once, with
 //!   a time limit.
 //!
 //! A process that leaves its group (`setsid`, `setpgid`) is out of reach of
@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 
 pub mod group;
 pub mod guardian;
-pub mod job;
+pub mod timed;
 pub mod pipes;
 pub mod status;
 
 pub use group::Group;
 pub use guardian::Guardian;
-pub use job::{run, run_all, Captured, Finished, Input, Job, Status};
+pub use timed::{run, run_all, Captured, Finished, Input, Status, TimedRun};
 
 /// How long a group told to stop (SIGTERM) has to end before SIGKILL. Long
 /// enough for programs to clean up on a busy machine (git removes its lock
