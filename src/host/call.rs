@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use super::discover::seconds;
 use super::registry::Tool;
 use crate::process::status::signal_exit_code;
-use crate::process::{self, Finished, Input, TimedRun, Status};
+use crate::process::{self, Finished, Input, Status, TimedRun};
 
 /// The time limit of a call (docs/SPEC.md's host side).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);

@@ -24,7 +24,7 @@ use super::call::{self, Envelope};
 use super::discover::{self, seconds, SCHEMA_TIMEOUT};
 use super::registry::Origin;
 use super::validate::{self, Verdict};
-use crate::process::{self, Finished, Input, TimedRun, Status};
+use crate::process::{self, Finished, Input, Status, TimedRun};
 use crate::tools::normalize_name as normalize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 pub mod group;
 pub mod guardian;
-pub mod timed;
 pub mod pipes;
 pub mod status;
+pub mod timed;
 
 pub use group::Group;
 pub use guardian::Guardian;

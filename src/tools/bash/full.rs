@@ -14,13 +14,14 @@ use super::background::{self, Plan};
 use super::{answer, cannot_start, shell, Confined, CANNOT_RUN};
 use crate::context::Context;
 use crate::error::{Kind, ToolError, Why};
-use crate::jobs::control::{self, state_fields};
+use crate::jobs::control;
 use crate::jobs::settings::LONGEST;
 use crate::jobs::store::{MAX_KEEP, MIN_KEEP};
 use crate::jobs::Namespace;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{Answer, Args, Outcome};
+use crate::tools::job_output::state_fields;
 
 /// How long a command run in the background is watched before the call
 /// answers: long enough for its first lines (or an error of the shell's),
