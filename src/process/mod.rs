@@ -8,7 +8,9 @@
 //! - [`guardian`]: a small process that kills a group when its owner dies
 //!   outright (SIGKILL), which the parent-death signal alone cannot do for
 //!   the grandchildren;
-//! - [`pipes`]: polling and draining pipes;
+//! - [`pipes`]: polling pipes and draining them into a sink;
+//! - [`supervise`]: watching one command to its end (bash's call, a job's
+//!   supervisor): one loop, its states, and one policy for what ends it;
 //! - [`status`]: how a process ended, and the shell's 128+N for a signal;
 //! - [`timed`]: running processes as a host runs tools, several at once, with
 //!   a time limit.
@@ -22,6 +24,7 @@ pub mod group;
 pub mod guardian;
 pub mod pipes;
 pub mod status;
+pub mod supervise;
 pub mod timed;
 
 pub use group::Group;
