@@ -623,6 +623,31 @@ fn jobs_the_seed_profile_has_no_jobs() {
     );
 }
 
+/// The job tools' parameters (their typed requests) are refused with the
+/// same messages as ever, before any job or state directory is looked at.
+#[test]
+fn jobs_the_job_tools_refuse_bad_parameters_with_their_messages() {
+    let jobs = Jobs::new();
+    let invalid = |message: &str| json!({"error": message, "error_code": "INVALID_ARG"});
+    let id = "0".repeat(32);
+    for (tool, args, message) in [
+        ("job_output", json!({}), "missing required parameter: job_id"),
+        ("job_output", json!({"job_id": 7}), "parameter job_id must be a string"),
+        (
+            "job_output",
+            json!({"job_id": id, "wait": -1}),
+            "parameter wait must be a number of seconds, 0 or more",
+        ),
+        ("job_output", json!({"job_id": id, "wait": "5"}), "parameter wait must be an integer"),
+        ("job_kill", json!({}), "missing required parameter: job_id"),
+        ("job_kill", json!({"job_id": null}), "missing required parameter: job_id"),
+        ("job_kill", json!({"job_id": ["x"]}), "parameter job_id must be a string"),
+    ] {
+        assert_eq!(jobs.call(tool, args.clone()), invalid(message), "{tool} {args}");
+    }
+    assert!(!jobs.state.exists(), "no state directory made for a refused call");
+}
+
 /// An MCP session: a `job_output` wait sends progress; its cancellation
 /// stops the wait and not the job; the session's jobs end when it does.
 #[test]

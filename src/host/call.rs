@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use super::discover::seconds;
 use super::registry::Tool;
 use crate::process::status::signal_exit_code;
-use crate::process::{self, Finished, Input, Job, Status};
+use crate::process::{self, Finished, Input, Status, TimedRun};
 
 /// The time limit of a call (docs/SPEC.md's host side).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -101,7 +101,7 @@ impl Envelope {
 /// wraps what happened.
 pub fn call(tool: &Tool, args: &[u8], timeout: Duration) -> Envelope {
     let finished = match tool.origin.command() {
-        Ok((program, lead)) => process::run(Job {
+        Ok((program, lead)) => process::run(TimedRun {
             program,
             args: lead,
             input: Input::Bytes(args.to_vec()),

@@ -24,7 +24,7 @@ use super::call::{self, Envelope};
 use super::discover::{self, seconds, SCHEMA_TIMEOUT};
 use super::registry::Origin;
 use super::validate::{self, Verdict};
-use crate::process::{self, Finished, Input, Job, Status};
+use crate::process::{self, Finished, Input, Status, TimedRun};
 use crate::tools::normalize_name as normalize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,13 +148,13 @@ pub fn check(targets: Vec<Target>, call_timeout: Duration) -> Vec<Report> {
 }
 
 /// The three runs of a tool, in the order `judge` takes them.
-fn probes(origin: &Origin, call_timeout: Duration) -> Vec<Job> {
+fn probes(origin: &Origin, call_timeout: Duration) -> Vec<TimedRun> {
     // An origin that cannot name its program gives jobs that fail to start.
     let (program, lead) = origin.command().unwrap_or_default();
     vec![
         discover::schema_job(program.clone(), lead.clone(), Input::Null),
         discover::schema_job(program.clone(), lead.clone(), Input::HeldOpen),
-        Job {
+        TimedRun {
             program,
             args: lead,
             input: Input::Bytes(b"{}".to_vec()),

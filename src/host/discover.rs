@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::registry::{Origin, Registry, Tool};
 use super::validate::{self, Violation};
-use crate::process::{self, Input, Job, Status};
+use crate::process::{self, Input, Status, TimedRun};
 
 /// How long a tool has to answer `--schema` (docs/SPEC.md's host side).
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(1);
@@ -207,9 +207,13 @@ fn accept(answer: process::Finished) -> Result<validate::Schema, Rejection> {
 }
 
 /// The `--schema` run of a tool: `program [lead…] --schema`.
-pub(crate) fn schema_job(program: PathBuf, mut args: Vec<std::ffi::OsString>, input: Input) -> Job {
+pub(crate) fn schema_job(
+    program: PathBuf,
+    mut args: Vec<std::ffi::OsString>,
+    input: Input,
+) -> TimedRun {
     args.push("--schema".into());
-    Job { program, args, input, timeout: SCHEMA_TIMEOUT, capture_limit: Some(SCHEMA_LIMIT) }
+    TimedRun { program, args, input, timeout: SCHEMA_TIMEOUT, capture_limit: Some(SCHEMA_LIMIT) }
 }
 
 /// The executable regular files of a directory (symbolic links followed,

@@ -9,18 +9,12 @@ use super::store::{self, Ended, Job};
 use super::{Namespace, Settings};
 use crate::confine::Roots;
 use crate::error::ToolError;
-use crate::json::Field;
 use crate::limit::Bounded;
 use crate::process::{SETTLE_AFTER_KILL, STOP_GRACE};
-use crate::protocol::Answer;
 
 /// How often a wait looks at a job again: files cannot be polled, and a
 /// twentieth of a second is below what a model notices.
 const LOOK_AGAIN: Duration = Duration::from_millis(50);
-
-/// What an answer holds beside the output, past `limit::ANSWER_RESERVE`
-/// (`"running":false,"timed_out":true` and a job id).
-const FIELDS_RESERVE: usize = 96;
 
 /// A job still being made after this long was abandoned by its starter
 /// (making one takes microseconds).
@@ -30,17 +24,27 @@ const MAKING: Duration = Duration::from_secs(2);
 /// client sees progress meanwhile, and may cancel).
 const MAX_WAIT: Duration = Duration::from_secs(600);
 
-/// `job_output`: what the job printed since the last read, whether it
-/// runs, and how it ended. With `wait`, blocks (at most that long, and at
-/// most the yield) until there is something new or it ends. A job read to
-/// its end after it ended is removed.
+/// What `job_output` read of a job.
+#[derive(Debug)]
+pub struct Output {
+    /// What it printed since the last read, bounded (see [`Bounded::finish_parts`]).
+    pub parts: Vec<Vec<u8>>,
+    /// `None` while it runs.
+    pub ended: Option<Ended>,
+}
+
+/// `job_output`: what the job printed since the last read (at most `keep`
+/// bytes of it, head and tail), whether it runs, and how it ended. With
+/// `wait`, blocks (at most that long, and at most the yield) until there
+/// is something new or it ends. A job read to its end after it ended is
+/// removed.
 pub fn output(
     settings: &Settings,
     roots: Option<&Roots>,
     id: &str,
     wait: Duration,
-    limit: Option<usize>,
-) -> Result<Answer, ToolError> {
+    keep: Option<usize>,
+) -> Result<Output, ToolError> {
     let ns = Namespace::open(settings, roots)?;
     sweep(&ns, settings);
     let job = Job::open(&ns, id)?;
@@ -58,36 +62,24 @@ pub fn output(
     // count is final, and what is read below is all of it.
     let ended = job.ended();
     let from = job.cursor();
-    let mut out = Bounded::for_answer(limit.map(|l| l.saturating_sub(FIELDS_RESERVE)));
+    let mut out = Bounded::for_answer(keep);
     let end = job.read_since(from, meta.keep, &mut out);
     let _ = job.set_cursor(end);
-    let mut fields: Answer = vec![("output", Field::Parts(out.finish_parts()))];
-    fields.extend(state_fields(ended));
     if ended.is_some() && end >= job.count() {
         job.remove();
     }
-    Ok(fields)
-}
-
-/// `running`, and once ended `exit_code` (and `timed_out` when so).
-pub fn state_fields(ended: Option<Ended>) -> Vec<(&'static str, Field)> {
-    match ended {
-        None => vec![("running", Field::Bool(true))],
-        Some(e) => {
-            let mut fields =
-                vec![("running", Field::Bool(false)), ("exit_code", Field::Int(e.exit_code))];
-            if e.timed_out {
-                fields.push(("timed_out", Field::Bool(true)));
-            }
-            fields
-        }
-    }
+    Ok(Output { parts: out.finish_parts(), ended })
 }
 
 /// `job_kill`: stops the job's whole process group (SIGTERM, a grace,
 /// SIGKILL) through its supervisor, which records the exit status; waits
 /// until it has. The job stays listed, ended, until its output is read.
-pub fn kill(settings: &Settings, roots: Option<&Roots>, id: &str) -> Result<Answer, ToolError> {
+/// How it ended (`None`: it still runs, the stop not yet recorded).
+pub fn kill(
+    settings: &Settings,
+    roots: Option<&Roots>,
+    id: &str,
+) -> Result<Option<Ended>, ToolError> {
     let ns = Namespace::open(settings, roots)?;
     sweep(&ns, settings);
     let job = Job::open(&ns, id)?;
@@ -95,10 +87,7 @@ pub fn kill(settings: &Settings, roots: Option<&Roots>, id: &str) -> Result<Answ
         return Err(ToolError::JobNotFound(id.to_owned()));
     }
     stop(&job);
-    let ended = job.ended();
-    let mut fields: Answer = vec![("job_id", Field::Text(id.as_bytes().to_vec()))];
-    fields.extend(state_fields(ended));
-    Ok(fields)
+    Ok(job.ended())
 }
 
 /// Tells the job's supervisor to stop it, and waits (bounded) until it has.
@@ -121,32 +110,14 @@ fn stop(job: &Job) {
 /// after that cannot be signalled, and while the pidfd's process lives the
 /// pid is its own, so what /proc said of the pid was said of it.
 fn signal_supervisor(job: &Job, pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: pidfd_open takes a pid and flags, and returns a new descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let Ok(fd) = i32::try_from(fd) else { return false };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: `fd` was just returned by pidfd_open: ours to own.
-    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+    // Not a process id (0 and below name groups, or every process).
+    let Some(process) = Pid::from_raw(pid).filter(|_| pid > 0) else { return false };
+    let Ok(pidfd) = pidfd_open(process, PidfdFlags::empty()) else { return false };
     if !is_supervisor(job, pid) {
         return false;
     }
-    use std::os::fd::AsRawFd;
-    // SAFETY: pidfd_send_signal reads nothing through memory (no siginfo).
-    let sent = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            libc::SIGTERM,
-            std::ptr::null::<u8>(),
-            0,
-        )
-    };
-    sent == 0
+    pidfd_send_signal(&pidfd, Signal::TERM).is_ok()
 }
 
 /// Whether process `pid` is the supervisor of `job`: it runs this program
@@ -187,70 +158,37 @@ fn same_program(exe: &std::path::Path) -> bool {
     theirs.strip_suffix(b" (deleted)") == Some(ours.as_os_str().as_encoded_bytes())
 }
 
+/// One job as `job_list` shows it.
+#[derive(Debug)]
+pub struct Listed {
+    pub id: String,
+    pub command: String,
+    /// `None` while it runs.
+    pub ended: Option<Ended>,
+    /// Seconds since it started.
+    pub age: u64,
+    /// Bytes it printed.
+    pub bytes: u64,
+}
+
 /// `job_list`: every job of the namespace, running or ended and not yet
-/// read to its end: id, command, state, age in seconds, bytes printed (and
-/// the exit code of an ended one). As many as the output limit holds; the
-/// number left out in `more`.
-pub fn list(
-    settings: &Settings,
-    roots: Option<&Roots>,
-    limit: Option<usize>,
-) -> Result<Answer, ToolError> {
+/// read to its end, in the namespace's order.
+pub fn list(settings: &Settings, roots: Option<&Roots>) -> Result<Vec<Listed>, ToolError> {
     let ns = Namespace::open(settings, roots)?;
     sweep(&ns, settings);
-    let budget = limit.map_or(usize::MAX, |l| l.saturating_sub(64));
-    let mut rows = Vec::new();
-    let mut size = 0;
-    let mut more = 0i64;
+    let mut jobs = Vec::new();
     for id in ns.ids() {
         let Ok(job) = Job::open(&ns, &id) else { continue };
         let Some(meta) = job.meta() else { continue };
-        let ended = job.ended();
-        let mut command = meta.command;
-        if command.len() > COMMAND_SHOWN {
-            command = format!("{}…", store::cut_at_char(&command, COMMAND_SHOWN));
-        }
-        let mut row = vec![
-            ("job_id", Field::Text(id.into_bytes())),
-            ("command", Field::Text(command.into_bytes())),
-            ("state", Field::Text(state_name(ended).as_bytes().to_vec())),
-            ("age", Field::Int(int(store::now_secs().saturating_sub(meta.started)))),
-            ("bytes", Field::Int(int(job.count()))),
-        ];
-        if let Some(e) = ended {
-            row.push(("exit_code", Field::Int(e.exit_code)));
-        }
-        // What the row takes in the answer, with its comma.
-        let mut written = Vec::new();
-        let _ = crate::json::write_object(&mut written, &row);
-        if size + written.len() + 1 > budget {
-            more += 1;
-            continue;
-        }
-        size += written.len() + 1;
-        rows.push(Field::Object(row));
+        jobs.push(Listed {
+            ended: job.ended(),
+            age: store::now_secs().saturating_sub(meta.started),
+            bytes: job.count(),
+            command: meta.command,
+            id,
+        });
     }
-    let mut fields: Answer = vec![("jobs", Field::List(rows))];
-    if more > 0 {
-        fields.push(("more", Field::Int(more)));
-    }
-    Ok(fields)
-}
-
-/// The most of a command `job_list` shows, in bytes.
-const COMMAND_SHOWN: usize = 200;
-
-fn int(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn state_name(ended: Option<Ended>) -> &'static str {
-    match ended {
-        None => "running",
-        Some(e) if e.timed_out => "timed_out",
-        Some(e) if e.killed => "killed",
-        Some(_) => "exited",
-    }
+    Ok(jobs)
 }
 
 /// Removes the ended jobs of `ns` that nobody read for the time to live

@@ -1,6 +1,6 @@
 //! Jobs (docs/TOOLS.md, "Jobs"): bash commands that outlive the call that
 //! started them, in the full profile. A job is run by a detached supervisor
-//! (`tools::bash::background`); what it prints and how it ended are kept
+//! (`supervisor`); what it prints and how it ended are kept
 //! in a directory of its own, read by `job_output`, `job_list` and
 //! `job_kill`, each a separate process.
 //!
@@ -11,6 +11,9 @@
 //!   write), the caller's namespace in it, job ids;
 //! - `store`: one job's files: its output (head and latest tail, bounded
 //!   however much it prints), its exit status, the reader's position;
+//! - `supervisor`: the detached process that runs a job's command, drains
+//!   its output into the job's files, enforces its timeout and time to
+//!   live, and records its exit;
 //! - `control`: what the job tools do with a job: read, wait, stop (a
 //!   signal only to a process proven the job's supervisor), list, expire.
 
@@ -18,6 +21,7 @@ pub mod control;
 pub mod settings;
 pub mod state;
 pub mod store;
+pub mod supervisor;
 
 pub use settings::Settings;
 pub use state::Namespace;

@@ -386,6 +386,14 @@ impl Writer {
     }
 }
 
+/// What the supervisor drains from the command's pipe goes to the job's
+/// files. A write that fails (a full disk) loses those bytes, not the job.
+impl crate::process::pipes::Sink for Writer {
+    fn take(&mut self, bytes: &[u8]) {
+        let _ = self.append(bytes);
+    }
+}
+
 fn read_u64(file: &File) -> u64 {
     let mut bytes = [0u8; 8];
     match file.read_exact_at(&mut bytes, 0) {

@@ -8,9 +8,11 @@
 //! - [`guardian`]: a small process that kills a group when its owner dies
 //!   outright (SIGKILL), which the parent-death signal alone cannot do for
 //!   the grandchildren;
-//! - [`pipes`]: polling and draining pipes;
+//! - [`pipes`]: polling pipes and draining them into a sink;
+//! - [`supervise`]: watching one command to its end (bash's call, a job's
+//!   supervisor): one loop, its states, and one policy for what ends it;
 //! - [`status`]: how a process ended, and the shell's 128+N for a signal;
-//! - [`job`]: running processes as a host runs tools, several at once, with
+//! - [`timed`]: running processes as a host runs tools, several at once, with
 //!   a time limit.
 //!
 //! A process that leaves its group (`setsid`, `setpgid`) is out of reach of
@@ -20,13 +22,14 @@ use std::time::{Duration, Instant};
 
 pub mod group;
 pub mod guardian;
-pub mod job;
 pub mod pipes;
 pub mod status;
+pub mod supervise;
+pub mod timed;
 
 pub use group::Group;
 pub use guardian::Guardian;
-pub use job::{run, run_all, Captured, Finished, Input, Job, Status};
+pub use timed::{run, run_all, Captured, Finished, Input, Status, TimedRun};
 
 /// How long a group told to stop (SIGTERM) has to end before SIGKILL. Long
 /// enough for programs to clean up on a busy machine (git removes its lock

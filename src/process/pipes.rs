@@ -1,4 +1,5 @@
-//! Polling pipes and draining them into bounded buffers.
+//! Polling pipes and draining them into a [`Sink`]: the bounded buffer of
+//! an answer or of the host side's runs, or a job's files.
 
 use std::io::{ErrorKind, Read};
 use std::os::fd::{AsFd, AsRawFd};
@@ -47,6 +48,19 @@ pub fn poll_timeout(d: Duration) -> PollTimeout {
     PollTimeout::from(u16::try_from(ms).unwrap_or(u16::MAX))
 }
 
+/// Where what a pipe gives goes.
+pub trait Sink {
+    /// Takes `bytes` (a sink that cannot keep them drops them: the pipe is
+    /// drained all the same, so that the writer never blocks).
+    fn take(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Bounded {
+    fn take(&mut self, bytes: &[u8]) {
+        self.push(bytes);
+    }
+}
+
 /// What one read from a ready pipe gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drained {
@@ -59,11 +73,11 @@ pub enum Drained {
 }
 
 /// Reads once from a pipe that poll said is ready, into `into`.
-pub fn read_into(pipe: &mut (impl Read + ?Sized), into: &mut Bounded, buf: &mut [u8]) -> Drained {
+pub fn read_into(pipe: &mut (impl Read + ?Sized), into: &mut impl Sink, buf: &mut [u8]) -> Drained {
     match pipe.read(buf) {
         Ok(0) => Drained::Closed,
         Ok(n) => {
-            into.push(&buf[..n]);
+            into.take(&buf[..n]);
             Drained::Bytes
         }
         Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {
@@ -77,7 +91,7 @@ pub fn read_into(pipe: &mut (impl Read + ?Sized), into: &mut Bounded, buf: &mut 
 /// everything a process wrote before it exited is there, even when the
 /// reader was slow to get to it on a busy machine, and a background writer
 /// cannot keep the sweep going.
-pub fn sweep(pipe: &mut (impl Read + AsFd), into: &mut Bounded, buf: &mut [u8]) {
+pub fn sweep(pipe: &mut (impl Read + AsFd), into: &mut impl Sink, buf: &mut [u8]) {
     let mut left = PIPE_MAX;
     while left > 0 {
         let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
@@ -87,7 +101,7 @@ pub fn sweep(pipe: &mut (impl Read + AsFd), into: &mut Bounded, buf: &mut [u8]) 
         match pipe.read(buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => {
-                into.push(&buf[..n]);
+                into.take(&buf[..n]);
                 left = left.saturating_sub(n);
             }
         }

@@ -12,12 +12,14 @@
 //!   stdin from /dev/null, a new session, the parent-death signal, announced
 //!   to the guardian); what confines it is `crate::confine::sandbox`'s;
 //! - `signals`: the signals the tool watches while the command runs;
-//! - `supervise`: draining the output, reaping the shell, and stopping the
-//!   command's process group when the tool is told to stop;
+//! - `supervise`: bash's call of the one supervision loop
+//!   (`crate::process::supervise`): the output drained, the shell reaped,
+//!   the command's process group stopped when the tool is told to stop;
 //! - `as_job`: a command that may outlive the call (`timeout`,
-//!   `run_in_background`, the yield: docs/TOOLS.md, "Jobs") runs under a
-//!   detached supervisor…
-//! - `background`: …which is this: it drains the output into the job's
+//!   `run_in_background`, the yield: docs/TOOLS.md, "Jobs") runs as a job,
+//!   and the call waits for it within the yield;
+//! - `background`: starts the command under the job supervisor
+//!   (`crate::jobs::supervisor`), which drains the output into the job's
 //!   files, enforces the timeout and the time to live, and records the exit.
 //!
 //! Processes themselves (groups, the guardian that kills the command's

@@ -13,12 +13,13 @@ use super::request::Request;
 use super::{answer, cannot_start, shell, CANNOT_RUN};
 use crate::confine::Sandbox;
 use crate::context::Context;
-use crate::jobs::control::{self, state_fields};
+use crate::jobs::control;
 use crate::jobs::store::{MAX_KEEP, MIN_KEEP};
 use crate::jobs::Namespace;
 use crate::json::Field;
 use crate::limit::{self, Bounded};
 use crate::protocol::{Answer, Outcome};
+use crate::tools::job_output::state_fields;
 
 /// How long a command run in the background is watched before the call
 /// answers: long enough for its first lines (or an error of the shell's),

@@ -59,6 +59,16 @@ impl Signals {
     }
 }
 
+impl crate::process::supervise::StopSignals for Signals {
+    fn fd(&self) -> BorrowedFd<'_> {
+        Signals::fd(self)
+    }
+
+    fn stop_requested(&self) -> Option<Signal> {
+        Signals::stop_requested(self)
+    }
+}
+
 impl Drop for Signals {
     fn drop(&mut self) {
         let _ = self.old_mask.thread_set_mask();

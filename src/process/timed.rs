@@ -43,7 +43,7 @@ pub enum Input {
 
 /// One process to run.
 #[derive(Debug, Clone)]
-pub struct Job {
+pub struct TimedRun {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub input: Input,
@@ -95,16 +95,16 @@ pub struct Finished {
     pub stderr: Captured,
 }
 
-/// Runs every job and returns their ends in the same order: all at once
+/// Runs every one and returns their ends in the same order: all at once
 /// when the limit on open files allows it, else in batches of as many as it
 /// does. A directory of 1,000 tools under `ulimit -n 1024` would otherwise
 /// run out of descriptors halfway and have the rest not started.
-pub fn run_all(jobs: Vec<Job>) -> Vec<Finished> {
+pub fn run_all(runs: Vec<TimedRun>) -> Vec<Finished> {
     let at_once = runs_at_once();
-    let mut finished = Vec::with_capacity(jobs.len());
-    let mut jobs = jobs.into_iter().peekable();
-    while jobs.peek().is_some() {
-        finished.extend(run_at_once(jobs.by_ref().take(at_once).collect()));
+    let mut finished = Vec::with_capacity(runs.len());
+    let mut runs = runs.into_iter().peekable();
+    while runs.peek().is_some() {
+        finished.extend(run_at_once(runs.by_ref().take(at_once).collect()));
     }
     finished
 }
@@ -122,13 +122,13 @@ fn runs_at_once() -> usize {
     usize::try_from(runs).unwrap_or(usize::MAX).max(1)
 }
 
-fn run_at_once(jobs: Vec<Job>) -> Vec<Finished> {
-    let mut running: Vec<Running> = jobs.into_iter().map(Running::start).collect();
+fn run_at_once(runs: Vec<TimedRun>) -> Vec<Finished> {
+    let mut running: Vec<Running> = runs.into_iter().map(Running::start).collect();
     let mut buf = vec![0u8; pipes::CHUNK];
     loop {
         let now = Instant::now();
-        for job in running.iter_mut() {
-            job.advance(now);
+        for run in running.iter_mut() {
+            run.advance(now);
         }
         if running.iter().all(Running::is_done) {
             break;
@@ -141,9 +141,9 @@ fn run_at_once(jobs: Vec<Job>) -> Vec<Finished> {
     running.into_iter().map(Running::finish).collect()
 }
 
-/// Runs one job.
-pub fn run(job: Job) -> Finished {
-    run_all(vec![job]).pop().unwrap_or_else(|| Finished {
+/// Runs one process.
+pub fn run(run: TimedRun) -> Finished {
+    run_all(vec![run]).pop().unwrap_or_else(|| Finished {
         status: Status::NotStarted(io::Error::other("no process was run")),
         stdout: Captured::default(),
         stderr: Captured::default(),
@@ -157,8 +157,8 @@ enum Stream {
     Stderr,
 }
 
-/// One job from its start to its end: what it printed, and the phase its
-/// run is in.
+/// One run from its start to its end: what it printed, and the phase it
+/// is in.
 struct Running {
     out: Bounded,
     err: Bounded,
@@ -169,7 +169,7 @@ struct Running {
 
 /// Where a run stands. Each phase holds what it needs and no more: the
 /// process only while it may still be running or print, an exit status
-/// only once the leader has been reaped, the status the job ends with only
+/// only once the leader has been reaped, the status the run ends with only
 /// once it is over.
 enum Phase {
     /// Started, and not seen to end: waited for until the time limit.
@@ -210,7 +210,7 @@ enum Stdin {
     Held(#[allow(dead_code)] ChildStdin),
 }
 
-/// A group being stopped at the time limit: the job ends `TimedOut`.
+/// A group being stopped at the time limit: the run ends `TimedOut`.
 struct Stop {
     since: Instant,
     /// When SIGKILL was sent.
@@ -220,16 +220,16 @@ struct Stop {
 }
 
 impl Running {
-    fn start(job: Job) -> Running {
+    fn start(run: TimedRun) -> Running {
         let now = Instant::now();
-        let phase = match Process::start(job.program, job.args, job.input, now) {
+        let phase = match Process::start(run.program, run.args, run.input, now) {
             Ok(process) => Phase::Running(process),
             Err(e) => Phase::Done(Status::NotStarted(e)),
         };
         Running {
-            out: Bounded::new(job.capture_limit),
-            err: Bounded::new(job.capture_limit),
-            deadline: now + job.timeout,
+            out: Bounded::new(run.capture_limit),
+            err: Bounded::new(run.capture_limit),
+            deadline: now + run.timeout,
             phase,
         }
     }
@@ -238,7 +238,7 @@ impl Running {
         matches!(self.phase, Phase::Done(_))
     }
 
-    /// Moves the job on: notices its exit, enforces the time limit and the
+    /// Moves the run on: notices its exit, enforces the time limit and the
     /// grace periods.
     fn advance(&mut self, now: Instant) {
         if self.is_done() {
@@ -465,13 +465,13 @@ fn reap(pid: Pid) -> Option<Status> {
     }
 }
 
-/// Polls every open pipe of the jobs still going, for at most one tick,
+/// Polls every open pipe of the runs still going, for at most one tick,
 /// and returns the ready ones.
-fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
+fn wait_for_events(runs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
     let mut fds: Vec<PollFd> = Vec::new();
     let mut owners: Vec<(usize, Stream)> = Vec::new();
-    for (index, job) in jobs.iter().enumerate() {
-        let Some(process) = job.phase.process() else { continue };
+    for (index, run) in runs.iter().enumerate() {
+        let Some(process) = run.phase.process() else { continue };
         if let Stdin::Writing { pipe, .. } = &process.stdin {
             fds.push(PollFd::new(pipe.as_fd(), PollFlags::POLLOUT));
             owners.push((index, Stream::Stdin));
@@ -486,7 +486,7 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
         }
     }
     // Exits, deadlines and grace periods are noticed by `advance`, not by
-    // any fd: wake up every tick while a job is going.
+    // any fd: wake up every tick while a run is going.
     if fds.is_empty() {
         std::thread::sleep(TICK);
         return Vec::new();
@@ -504,5 +504,5 @@ fn wait_for_events(jobs: &[Running]) -> Vec<(usize, Stream, PollFlags)> {
 }
 
 #[cfg(test)]
-#[path = "job_tests.rs"]
+#[path = "timed_tests.rs"]
 mod tests;

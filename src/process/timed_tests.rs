@@ -1,10 +1,10 @@
-//! The job runner against /bin/sh: stdin written or held, both streams
+//! Timed runs against /bin/sh: stdin written or held, both streams
 //! captured within the limit, a missing program, a death by signal.
 
 use super::*;
 
-fn sh(script: &str, input: Input, timeout: Duration) -> Job {
-    Job {
+fn sh(script: &str, input: Input, timeout: Duration) -> TimedRun {
+    TimedRun {
         program: "/bin/sh".into(),
         args: vec!["-c".into(), script.into()],
         input,
@@ -33,7 +33,7 @@ fn held_stdin_never_ends() {
 #[test]
 fn input_larger_than_a_pipe_is_written_whole() {
     let input = vec![b'x'; 1 << 20];
-    let done = run(Job {
+    let done = run(TimedRun {
         capture_limit: None,
         ..sh("wc -c", Input::Bytes(input), Duration::from_secs(10))
     });
@@ -48,7 +48,7 @@ fn output_past_the_limit_keeps_head_and_tail() {
 
 #[test]
 fn a_missing_program_is_not_started() {
-    let done = run(Job {
+    let done = run(TimedRun {
         program: "/nonexistent/tool".into(),
         ..sh("", Input::Null, Duration::from_secs(1))
     });
