@@ -23,10 +23,10 @@ use std::time::Duration;
 
 use crate::confine::{Roots, NETWORK_VAR};
 use crate::error::ToolError;
+use crate::limit::DEFAULT_MAX_OUTPUT;
 use crate::profile::Profile;
 
 pub const MAX_OUTPUT_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
-pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// The default of `ikigai-tools mcp` (docs/MCP.md, "Answers sized for the
 /// hosts"): under Claude Code's 25,000 tokens at one token a byte, the
 /// worst case, and its 50,000 characters kept inline.

@@ -13,6 +13,11 @@ use std::collections::VecDeque;
 
 use crate::json::size::{self, Unit};
 
+/// The output limit when the environment names none and the tool's name asks
+/// for no other (`context::max_output`): 16 MiB. Here, below the call's
+/// context, because what keeps output (`jobs`) is bounded by it too.
+pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
+
 /// What an answer holds beside the output's head and tail, at most: the
 /// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
 /// an error envelope `{"error":"","error_code":"PERMISSION_DENIED"}`, 45)

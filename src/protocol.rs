@@ -373,11 +373,6 @@ fn unbuffered_stdout() -> Box<dyn Write> {
     }
 }
 
-/// Folds a message onto one line, for stderr and for regex errors.
-pub fn one_line(text: &str) -> String {
-    text.split(['\n', '\r']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,13 +529,5 @@ mod tests {
         );
         let huge = ToolError::FileNotFound("a".repeat(100_000));
         assert_eq!(bounded_message(&huge, None), huge.to_string());
-    }
-
-    #[test]
-    fn one_line_folds_multiline_errors() {
-        assert_eq!(
-            one_line("regex parse error:\n    (\n    ^\nerror: unclosed group"),
-            "regex parse error: ( ^ error: unclosed group"
-        );
     }
 }

@@ -156,7 +156,7 @@ fn run_mcp(m: &ArgMatches) -> ExitCode {
         false => None,
     };
     let settings = crate::mcp::CallSettings {
-        spawner: crate::mcp::start_spawner(),
+        spawner: crate::mcp::start_spawner(super::run_forked),
         profile: mcp_profile(m),
         max_output: mcp_max_output(m),
     };

@@ -15,10 +15,10 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use super::files::{Files, Item};
 use super::ordered;
 use super::print::{Answer, FileResult, InTurn, Lines};
+use crate::error::one_line;
 use crate::error::ToolError;
 use crate::fs::pattern::{too_long, REGEX_SIZE_LIMIT};
 use crate::limit::Bounded;
-use crate::protocol::one_line;
 
 /// At most this many threads search files.
 const MAX_THREADS: usize = 8;
@@ -163,7 +163,7 @@ impl Worker {
 /// Without `in_turn` (tests), all lines are held until the end, with the
 /// limit of the environment.
 fn search_file(worker: &mut Worker, item: &Item, in_turn: Option<&InTurn<'_>>) -> FileResult {
-    let limit = in_turn.map_or(Some(crate::context::DEFAULT_MAX_OUTPUT), |a| a.answer.limit());
+    let limit = in_turn.map_or(Some(crate::limit::DEFAULT_MAX_OUTPUT), |a| a.answer.limit());
     let Ok(file) = item.open() else {
         return FileResult { output: Bounded::for_answer(limit), lines: 0 };
     };
