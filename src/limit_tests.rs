@@ -304,3 +304,16 @@ fn no_limit_keeps_all() {
     assert_eq!(b.omitted(), 0);
     assert_eq!(b.finish().len(), 100_000);
 }
+
+#[test]
+fn an_answer_over_the_limit_is_told_and_one_within_it_is_not() {
+    let mut out = Counting::new(Vec::new());
+    out.write_all(b"{\"output\":\"0123456789\"}").unwrap();
+    assert_eq!(out.written(), 23);
+    assert_eq!(overrun(out.written(), Some(23)), None);
+    assert_eq!(overrun(out.written(), None), None);
+    assert_eq!(
+        overrun(out.written(), Some(22)).as_deref(),
+        Some("the answer took 23 bytes, over the output limit of 22: a bug")
+    );
+}
