@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 
 use crate::json::size::{self, Unit};
+use crate::json::{self, Field};
 
 /// The output limit when the environment names none and the tool's name asks
 /// for no other (`context::max_output`): 16 MiB. Here, below the call's
@@ -545,9 +546,23 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+/// The fields of an answer the output limit does not bound: an image, which
+/// never becomes text and is answered whole or not at all (docs/MCP.md,
+/// "Answers sized for the hosts").
+const UNBOUNDED_FIELDS: [&str; 1] = ["image"];
+
+/// What of `answer` the output limit does not bound ([`UNBOUNDED_FIELDS`]),
+/// in bytes as written.
+pub fn unbounded_len(answer: &[(&str, Field)]) -> usize {
+    let unbounded = answer.iter().filter(|(key, _)| UNBOUNDED_FIELDS.contains(key));
+    // Each as an object of its own: its braces stand for the comma before it.
+    unbounded.map(|field| json::object_len(std::slice::from_ref(field))).sum()
+}
+
 /// The backstop of the output limit: what to tell (on stderr) when an
-/// answer of `written` bytes went over `limit`, which only a tool that got
-/// its reserve wrong can make happen (docs/SPEC.md, "Output limit").
+/// answer of `written` bytes, less what is not bounded ([`unbounded_len`]),
+/// went over `limit`, which only a tool that got its reserve wrong can make
+/// happen (docs/SPEC.md, "Output limit").
 pub fn overrun(written: usize, limit: Option<usize>) -> Option<String> {
     let limit = limit.filter(|&l| written > l)?;
     Some(format!("the answer took {written} bytes, over the output limit of {limit}: a bug"))

@@ -317,3 +317,16 @@ fn an_answer_over_the_limit_is_told_and_one_within_it_is_not() {
         Some("the answer took 23 bytes, over the output limit of 22: a bug")
     );
 }
+
+#[test]
+fn an_image_is_not_bounded_by_the_limit_and_the_rest_of_the_answer_is() {
+    let text = |t: &str| Field::Text(t.as_bytes().to_vec());
+    let image = Field::Object(vec![("mime_type", text("image/png")), ("data", text("AAAA"))]);
+    let answer = [("output", text("Image: PNG")), ("image", image.clone())];
+    let written = json::object_len(&answer);
+    let image_len = json::object_len(&[("image", image)]);
+    assert_eq!(unbounded_len(&answer), image_len);
+    assert_eq!(unbounded_len(&answer[..1]), 0);
+    assert_eq!(overrun(written - unbounded_len(&answer), Some(written - image_len)), None);
+    assert!(overrun(written, Some(written - image_len)).is_some());
+}

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::context::{Context, Dialect};
 use crate::error::ToolError;
 use crate::json::{self, Field};
-use crate::limit::{overrun, Bounded, Counting};
+use crate::limit::{overrun, unbounded_len, Bounded, Counting};
 
 /// A tool's successful answer: its fields in the order they are printed.
 pub type Answer = Vec<(&'static str, Field)>;
@@ -310,7 +310,10 @@ pub fn finish(outcome: &Outcome, context: &Context) -> Ending {
         }
     };
     // No answer goes over the limit unnoticed (`limit::overrun`).
-    if let Some(overrun) = overrun(out.written(), context.whole_answer_limit()) {
+    let unbounded = outcome.as_ref().map_or(0, |fields| unbounded_len(fields));
+    if let Some(overrun) =
+        overrun(out.written().saturating_sub(unbounded), context.whole_answer_limit())
+    {
         ending.echo = Some(match ending.echo.take() {
             Some(message) => format!("{message} ({overrun})"),
             None => overrun,
