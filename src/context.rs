@@ -23,10 +23,10 @@ use std::time::Duration;
 
 use crate::confine::{Roots, NETWORK_VAR};
 use crate::error::ToolError;
+use crate::limit::DEFAULT_MAX_OUTPUT;
 use crate::profile::Profile;
 
 pub const MAX_OUTPUT_VAR: &str = "IKIGAI_TOOLS_MAX_OUTPUT";
-pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// The default of `ikigai-tools mcp` (docs/MCP.md, "Answers sized for the
 /// hosts"): under Claude Code's 25,000 tokens at one token a byte, the
 /// worst case, and its 50,000 characters kept inline.
@@ -66,7 +66,8 @@ pub enum Dialect {
 pub struct Context {
     /// Where the arguments came from, which decides how errors end.
     pub dialect: Dialect,
-    /// The limit on the answer's size; `None`: no limit.
+    /// The limit on the answer's size; `None`: no limit. A tool gets its
+    /// share through `answer_limit`.
     pub max_output: Option<usize>,
     /// The allowed roots (`None`: unconfined), or why the call is refused:
     /// told when the tool first needs them, after its arguments are checked.
@@ -103,6 +104,23 @@ impl Context {
             images: std::env::var_os(IMAGES_VAR).is_some_and(|v| v == "1"),
             jobs: crate::jobs::Settings::from_env(profile),
         }
+    }
+
+    /// What the bounded part of the answer (a tool's `output`, its
+    /// `content`) may take: the limit less `reserve`, the most the answer's
+    /// other fields take beyond `limit::ANSWER_RESERVE` (the envelope and
+    /// the marker); `None`: no limit. The one way a tool learns the limit
+    /// (docs/SPEC.md, "Output limit"), so that none forgets its reserve;
+    /// `protocol::finish` tells an answer that still goes over. What it
+    /// gives is the limit of the tool's `limit::Bounded::for_answer`.
+    pub fn answer_limit(&self, reserve: usize) -> Option<usize> {
+        self.max_output.map(|limit| limit.saturating_sub(reserve))
+    }
+
+    /// The limit on the whole answer, for its writer (`protocol::finish`):
+    /// the error envelope it makes, and its check of every answer.
+    pub fn whole_answer_limit(&self) -> Option<usize> {
+        self.max_output
     }
 
     /// The allowed roots, `None` when there are none; an error refuses the

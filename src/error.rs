@@ -355,9 +355,23 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// Folds a message onto one line, for stderr and for the messages of other
+/// libraries' errors (a regex's, a glob's) told in a tool's error.
+pub fn one_line(text: &str) -> String {
+    text.split(['\n', '\r']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_folds_multiline_errors() {
+        assert_eq!(
+            one_line("regex parse error:\n    (\n    ^\nerror: unclosed group"),
+            "regex parse error: ( ^ error: unclosed group"
+        );
+    }
 
     #[test]
     fn messages_and_codes_are_those_of_seed_000() {

@@ -21,9 +21,11 @@ mod limit;
 mod mcp;
 mod memory;
 mod print;
+mod private_dir;
 mod process;
 pub mod profile;
 mod protocol;
+mod random_name;
 pub mod tools;
 
 pub use protocol::Args;

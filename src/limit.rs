@@ -10,8 +10,15 @@
 //! fall between characters (`json::size` units), never inside one.
 
 use std::collections::VecDeque;
+use std::io::{self, Write};
 
 use crate::json::size::{self, Unit};
+use crate::json::{self, Field};
+
+/// The output limit when the environment names none and the tool's name asks
+/// for no other (`context::max_output`): 16 MiB. Here, below the call's
+/// context, because what keeps output (`jobs`) is bounded by it too.
+pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 
 /// What an answer holds beside the output's head and tail, at most: the
 /// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
@@ -83,6 +90,8 @@ impl Bounded {
 
     /// For a tool's `output`: the whole answer, escaped, envelope and
     /// marker included, stays within `limit` (docs/SPEC.md, "Output limit").
+    /// A tool's `limit` comes from its call's context
+    /// (`Context::answer_limit`), which takes off the reserve of its fields.
     pub fn for_answer(limit: Option<usize>) -> Bounded {
         let budget = limit.map(|l| l.saturating_sub(ANSWER_RESERVE).max(2));
         Bounded::with(Measure::Answer, budget)
@@ -507,6 +516,59 @@ pub fn strip_final_newline(parts: &mut [Vec<u8>]) -> bool {
         }
         _ => false,
     }
+}
+
+/// A writer that counts what goes through it: the answer's writer
+/// (`protocol::finish`) measures every answer as it writes it, at no
+/// second pass over it.
+pub struct Counting<W> {
+    inner: W,
+    written: usize,
+}
+
+impl<W: Write> Counting<W> {
+    pub fn new(inner: W) -> Counting<W> {
+        Counting { inner, written: 0 }
+    }
+
+    /// The bytes written so far.
+    pub fn written(&self) -> usize {
+        self.written
+    }
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.written += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The fields of an answer the output limit does not bound: an image, which
+/// never becomes text and is answered whole or not at all (docs/MCP.md,
+/// "Answers sized for the hosts").
+const UNBOUNDED_FIELDS: [&str; 1] = ["image"];
+
+/// What of `answer` the output limit does not bound ([`UNBOUNDED_FIELDS`]),
+/// in bytes as written.
+pub fn unbounded_len(answer: &[(&str, Field)]) -> usize {
+    let unbounded = answer.iter().filter(|(key, _)| UNBOUNDED_FIELDS.contains(key));
+    // Each as an object of its own: its braces stand for the comma before it.
+    unbounded.map(|field| json::object_len(std::slice::from_ref(field))).sum()
+}
+
+/// The backstop of the output limit: what to tell (on stderr) when an
+/// answer of `written` bytes, less what is not bounded ([`unbounded_len`]),
+/// went over `limit`, which only a tool that got its reserve wrong can make
+/// happen (docs/SPEC.md, "Output limit").
+pub fn overrun(written: usize, limit: Option<usize>) -> Option<String> {
+    let limit = limit.filter(|&l| written > l)?;
+    Some(format!("the answer took {written} bytes, over the output limit of {limit}: a bug"))
 }
 
 /// How a run of units meets its bound (`Bounded::units`).

@@ -304,3 +304,29 @@ fn no_limit_keeps_all() {
     assert_eq!(b.omitted(), 0);
     assert_eq!(b.finish().len(), 100_000);
 }
+
+#[test]
+fn an_answer_over_the_limit_is_told_and_one_within_it_is_not() {
+    let mut out = Counting::new(Vec::new());
+    out.write_all(b"{\"output\":\"0123456789\"}").unwrap();
+    assert_eq!(out.written(), 23);
+    assert_eq!(overrun(out.written(), Some(23)), None);
+    assert_eq!(overrun(out.written(), None), None);
+    assert_eq!(
+        overrun(out.written(), Some(22)).as_deref(),
+        Some("the answer took 23 bytes, over the output limit of 22: a bug")
+    );
+}
+
+#[test]
+fn an_image_is_not_bounded_by_the_limit_and_the_rest_of_the_answer_is() {
+    let text = |t: &str| Field::Text(t.as_bytes().to_vec());
+    let image = Field::Object(vec![("mime_type", text("image/png")), ("data", text("AAAA"))]);
+    let answer = [("output", text("Image: PNG")), ("image", image.clone())];
+    let written = json::object_len(&answer);
+    let image_len = json::object_len(&[("image", image)]);
+    assert_eq!(unbounded_len(&answer), image_len);
+    assert_eq!(unbounded_len(&answer[..1]), 0);
+    assert_eq!(overrun(written - unbounded_len(&answer), Some(written - image_len)), None);
+    assert!(overrun(written, Some(written - image_len)).is_some());
+}

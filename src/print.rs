@@ -11,7 +11,7 @@
 use std::fmt::Display;
 use std::io::{self, Write};
 
-use crate::protocol::one_line;
+use crate::error::one_line;
 use crate::BIN_NAME;
 
 /// Writes a text to stdout; a reader that went away is not an error of ours.

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::context::{Context, Dialect};
 use crate::error::ToolError;
 use crate::json::{self, Field};
-use crate::limit::Bounded;
+use crate::limit::{overrun, unbounded_len, Bounded, Counting};
 
 /// A tool's successful answer: its fields in the order they are printed.
 pub type Answer = Vec<(&'static str, Field)>;
@@ -305,17 +305,27 @@ pub struct Ending {
 /// counted, so the printed envelope fits. The stderr copy is that same
 /// message, what the model was told.
 pub fn finish(outcome: &Outcome, context: &Context) -> Ending {
-    let mut out = io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout());
-    let (written, ending) = match outcome {
+    let mut out = Counting::new(io::BufWriter::with_capacity(64 * 1024, unbuffered_stdout()));
+    let (written, mut ending) = match outcome {
         Ok(fields) => (json::write_object(&mut out, fields), Ending { echo: None, failed: false }),
         Err(err) => {
-            let (message, fields) = error_envelope(err, context.max_output);
+            let (message, fields) = error_envelope(err, context.answer_limit(0));
             let written = json::write_object(&mut out, &fields);
             let shellclaw = context.dialect == Dialect::Shellclaw;
             let echo = (err.is_bad_input() || shellclaw).then_some(message);
             (written, Ending { echo, failed: shellclaw })
         }
     };
+    // No answer goes over the limit unnoticed (`limit::overrun`).
+    let unbounded = outcome.as_ref().map_or(0, |fields| unbounded_len(fields));
+    if let Some(overrun) =
+        overrun(out.written().saturating_sub(unbounded), context.whole_answer_limit())
+    {
+        ending.echo = Some(match ending.echo.take() {
+            Some(message) => format!("{message} ({overrun})"),
+            None => overrun,
+        });
+    }
     // At a terminal the answer ends its line, so that the stderr copy or
     // the shell's prompt does not run on after it; a pipe or a file (a
     // host) gets the protocol's exact bytes, no newline after the object.
@@ -378,11 +388,6 @@ fn unbuffered_stdout() -> Box<dyn Write> {
         Ok(fd) => Box::new(std::fs::File::from(fd)),
         Err(_) => Box::new(io::stdout().lock()),
     }
-}
-
-/// Folds a message onto one line, for stderr and for regex errors.
-pub fn one_line(text: &str) -> String {
-    text.split(['\n', '\r']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -541,13 +546,5 @@ mod tests {
         );
         let huge = ToolError::FileNotFound("a".repeat(100_000));
         assert_eq!(bounded_message(&huge, None), huge.to_string());
-    }
-
-    #[test]
-    fn one_line_folds_multiline_errors() {
-        assert_eq!(
-            one_line("regex parse error:\n    (\n    ^\nerror: unclosed group"),
-            "regex parse error: ( ^ error: unclosed group"
-        );
     }
 }

@@ -351,6 +351,8 @@ fn full_an_image_too_large_is_refused_whole_never_cut() {
     let answer = ran.json();
     assert_eq!(answer["image"]["data"], base64(&image));
     assert!(image.len() > 2048, "{}", image.len());
+    // Not an overrun of the limit either (`limit::unbounded_len`).
+    assert_eq!(ran.stderr, "");
 }
 
 /// A GIF's logical screen is small, a frame in it is 9000 pixels wide (or

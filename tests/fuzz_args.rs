@@ -354,7 +354,8 @@ fn the_generator_replays_from_its_random_seed() {
         (0..200u64)
             .map(|i| {
                 let dialect = if i % 2 == 0 { Dialect::Ikigai } else { Dialect::Shellclaw };
-                fuzz::generate(&mut Rng::for_case(random_seed, 7, i), &spec("file-edit"), dialect).input
+                fuzz::generate(&mut Rng::for_case(random_seed, 7, i), &spec("file-edit"), dialect)
+                    .input
             })
             .collect::<Vec<_>>()
     };

@@ -42,6 +42,7 @@ mod mcp_http;
 mod mcp_protocol;
 mod mcp_roots;
 mod mcp_size;
+mod module_graph;
 mod output_limit;
 mod profile;
 mod protocol;

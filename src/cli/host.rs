@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
-use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use serde_json::Value;
 
 use super::report::{print, print_command_error, print_error, unknown_tool};
@@ -156,7 +156,7 @@ fn run_mcp(m: &ArgMatches) -> ExitCode {
         false => None,
     };
     let settings = crate::mcp::CallSettings {
-        spawner: crate::mcp::start_spawner(),
+        spawner: crate::mcp::start_spawner(super::run_forked),
         profile: mcp_profile(m),
         max_output: mcp_max_output(m),
     };
@@ -326,10 +326,11 @@ fn parse_timeout(text: &str) -> Option<Duration> {
 /// Lifts the soft limit on open files to the hard one (each tool run holds
 /// its pipes open). Not fatal if it cannot: discovery runs fewer at once.
 fn raise_open_files_limit() {
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        if soft < hard {
-            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
-        }
+    let limit = getrlimit(Resource::Nofile);
+    // The soft limit is at most the hard one (`None`: no limit).
+    if limit.current != limit.maximum {
+        let _ =
+            setrlimit(Resource::Nofile, Rlimit { current: limit.maximum, maximum: limit.maximum });
     }
 }
 

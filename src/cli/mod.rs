@@ -35,7 +35,8 @@ pub fn main() -> std::process::ExitCode {
 
 /// A tool run in a process the MCP server's spawner forked
 /// (`mcp::spawner`): as `main` runs a link named `argv0`, returning the
-/// status to exit with.
+/// status to exit with. Handed to the server as its `mcp::RunTool`, so
+/// that the server, below the front end, never names it.
 pub(crate) fn run_forked(argv0: std::ffi::OsString) -> i32 {
     i32::from(dispatch::run([argv0]).code())
 }

@@ -14,7 +14,7 @@
 //! (not a link), owned by the effective user, with no group or other
 //! permission bits. One the user made wrong is refused with what is wrong;
 //! one another user made first in a shared `/tmp` is passed over for
-//! `ikigai-tools-UID.XXXXXX`, the user's own (`fs::private_dir`), so that
+//! `ikigai-tools-UID.XXXXXX`, the user's own (`private_dir`), so that
 //! nobody can stop another user's confined calls by squatting the name.
 
 #[cfg(test)]
@@ -22,7 +22,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use super::error::ConfineError;
-use crate::fs::private_dir::{self, PrivateDir};
+use crate::private_dir::{self, PrivateDir};
 
 /// `$TMPDIR` when it is an absolute path, else `/tmp`: where the private
 /// directory is made.

@@ -7,7 +7,6 @@ pub mod lock;
 pub mod make_dirs;
 pub mod open;
 pub mod pattern;
-pub mod private_dir;
 pub mod read;
 pub mod signals;
 pub mod target;

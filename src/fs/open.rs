@@ -4,11 +4,9 @@
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
 
 use crate::confine::Roots;
 use crate::error::{Kind, ToolError, Why};
@@ -94,8 +92,7 @@ fn check_kind(meta: &Metadata, path: &str) -> Result<(), ToolError> {
 /// Makes reads and writes on `file` blocking again after a non-blocking
 /// open (which only served to keep the open itself from blocking).
 pub fn clear_nonblock(file: &File) -> io::Result<()> {
-    let fd = file.as_raw_fd();
-    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
-    fcntl(fd, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
+    let flags = fcntl_getfl(file)?;
+    fcntl_setfl(file, flags - OFlags::NONBLOCK)?;
     Ok(())
 }

@@ -220,7 +220,7 @@ fn compile(text: &str) -> Result<Regex, ToolError> {
             )),
             other => ToolError::InvalidGlob(GlobFault::Other(format!(
                 "it does not compile: {}",
-                crate::protocol::one_line(&other.to_string())
+                crate::error::one_line(&other.to_string())
             ))),
         })
 }

@@ -12,10 +12,10 @@
 use std::collections::hash_map::RandomState;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 
 use rustix::fs::{
     linkat, openat, renameat, renameat_with, unlinkat, AtFlags, Mode, OFlags, RenameFlags,
@@ -23,17 +23,14 @@ use rustix::fs::{
 use rustix::io::Errno;
 
 use crate::fs::signals::{self, Registration};
+use crate::random_name::{with_random, RANDOM_LEN};
 
 /// Marks our temporary files.
 const TEMP_MARK: &str = ".ikigai-tmp-";
-/// The random characters that end the name.
-const RANDOM_LEN: usize = 6;
 /// The longest file name most file systems take (NAME_MAX).
 const NAME_MAX: usize = 255;
 /// Names tried before giving up (each taken already: EEXIST).
 const TRIES: usize = 100;
-/// The characters of the random part.
-const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 pub struct TempFile<'d> {
     dir: BorrowedFd<'d>,
@@ -142,20 +139,6 @@ fn prefix(name: &OsStr) -> Vec<u8> {
     out.extend_from_slice(&bytes[..bytes.len().min(room)]);
     out.extend_from_slice(TEMP_MARK.as_bytes());
     out
-}
-
-/// `prefix` and RANDOM_LEN random letters and digits. The hasher of a
-/// `RandomState` is seeded from the system's randomness; fed a counter it
-/// gives a new value each call.
-pub(crate) fn with_random(prefix: &[u8], random: &mut impl Hasher) -> OsString {
-    let mut out = prefix.to_vec();
-    random.write_u8(0);
-    let mut bits = random.finish();
-    for _ in 0..RANDOM_LEN {
-        out.push(ALPHABET[(bits % ALPHABET.len() as u64) as usize]);
-        bits /= ALPHABET.len() as u64;
-    }
-    OsString::from_vec(out)
 }
 
 #[cfg(test)]

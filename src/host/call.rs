@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::discover::seconds;
-use super::registry::Tool;
+use super::registry::RegisteredTool;
 use crate::process::status::signal_exit_code;
 use crate::process::{self, Finished, Input, Status, TimedRun};
 
@@ -99,7 +99,7 @@ impl Envelope {
 
 /// Runs the tool with `args` (the argument object, as bytes) on stdin and
 /// wraps what happened.
-pub fn call(tool: &Tool, args: &[u8], timeout: Duration) -> Envelope {
+pub fn call(tool: &RegisteredTool, args: &[u8], timeout: Duration) -> Envelope {
     let finished = match tool.origin.command() {
         Ok((program, lead)) => process::run(TimedRun {
             program,

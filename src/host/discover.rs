@@ -15,7 +15,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::registry::{Origin, Registry, Tool};
+use super::registry::{Origin, RegisteredTool, Registry};
 use super::validate::{self, Violation};
 use crate::process::{self, Input, Status, TimedRun};
 
@@ -180,7 +180,8 @@ fn add_batch(found: &mut Discovery, batch: Vec<(Origin, Result<validate::Schema,
             continue;
         }
         claimed.push((name.clone(), origin.clone()));
-        if let Some(old) = found.registry.insert(Tool { schema, origin: origin.clone() }) {
+        if let Some(old) = found.registry.insert(RegisteredTool { schema, origin: origin.clone() })
+        {
             found.overridden.push(Overridden { name, old: old.origin, new: origin });
         }
     }

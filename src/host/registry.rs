@@ -70,14 +70,15 @@ impl Origin {
     }
 }
 
-/// A tool the registry holds.
+/// A tool the registry holds: its schema and where it runs from (one of
+/// this binary's, a `tools::Tool` of its table, or a file found).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tool {
+pub struct RegisteredTool {
     pub schema: Schema,
     pub origin: Origin,
 }
 
-impl Tool {
+impl RegisteredTool {
     /// The schema's name: what the model calls.
     pub fn name(&self) -> &str {
         self.schema.name()
@@ -87,7 +88,7 @@ impl Tool {
 /// Tools by name. Names are unique; iteration is in name (byte) order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Registry {
-    tools: Vec<Tool>,
+    tools: Vec<RegisteredTool>,
 }
 
 impl Registry {
@@ -102,14 +103,14 @@ impl Registry {
         let profile = crate::profile::Profile::from_env();
         for tool in tools::of(profile) {
             if let Ok(schema) = super::validate::validate(tool.schema(profile).as_bytes()) {
-                registry.insert(Tool { schema, origin: Origin::BuiltIn(tool) });
+                registry.insert(RegisteredTool { schema, origin: Origin::BuiltIn(tool) });
             }
         }
         registry
     }
 
     /// Adds a tool; one of the same name is replaced and returned.
-    pub fn insert(&mut self, tool: Tool) -> Option<Tool> {
+    pub fn insert(&mut self, tool: RegisteredTool) -> Option<RegisteredTool> {
         match self.tools.binary_search_by(|t| t.name().cmp(tool.name())) {
             Ok(i) => Some(std::mem::replace(&mut self.tools[i], tool)),
             Err(i) => {
@@ -121,20 +122,20 @@ impl Registry {
 
     /// The tool of that name: its schema name exactly, or failing that any
     /// spelling the built-in tools answer to (`file-read`, `file_read_tool`).
-    pub fn find(&self, name: &str) -> Option<&Tool> {
+    pub fn find(&self, name: &str) -> Option<&RegisteredTool> {
         self.get(name).or_else(|| self.get(&tools::normalize_name(name)))
     }
 
-    fn get(&self, name: &str) -> Option<&Tool> {
+    fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.tools.binary_search_by(|t| t.name().cmp(name)).ok().map(|i| &self.tools[i])
     }
 
     /// A close name for a misspelled one, for "did you mean".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        closest_name(name, self.tools.iter().map(Tool::name))
+        closest_name(name, self.tools.iter().map(RegisteredTool::name))
     }
 
-    pub fn tools(&self) -> &[Tool] {
+    pub fn tools(&self) -> &[RegisteredTool] {
         &self.tools
     }
 
@@ -168,12 +169,16 @@ mod tests {
     #[test]
     fn builtins_are_sorted_and_found_by_any_spelling() {
         let registry = Registry::builtin();
-        let names: Vec<_> = registry.tools().iter().map(Tool::name).collect();
+        let names: Vec<_> = registry.tools().iter().map(RegisteredTool::name).collect();
         assert_eq!(names, ["bash", "file_edit", "file_read", "file_write", "glob", "grep"]);
         for spelling in
             ["file_read", "file-read", "file-read-tool", "file_read_tool", "file-read.sh"]
         {
-            assert_eq!(registry.find(spelling).map(Tool::name), Some("file_read"), "{spelling}");
+            assert_eq!(
+                registry.find(spelling).map(RegisteredTool::name),
+                Some("file_read"),
+                "{spelling}"
+            );
         }
         assert!(registry.find("cat").is_none());
     }

@@ -9,7 +9,7 @@
 //! link) owned by the caller with no access for anyone else: one the user
 //! named that someone else made, or opened to others, is refused, never
 //! repaired or trusted; a default name another user took first is passed
-//! over for one of the user's own (`fs::private_dir`).
+//! over for one of the user's own (`private_dir`).
 //!
 //! Nor may a confined command be able to write it: it could forge a job
 //! there (naming any pid) or change another's. One that lies beneath an
@@ -32,7 +32,7 @@ use super::Settings;
 use crate::confine::{reach, temp, Roots};
 use crate::error::ToolError;
 use crate::fs::digest::sha256_hex;
-use crate::fs::private_dir::{self, PrivateDir, Refused};
+use crate::private_dir::{self, PrivateDir, Refused};
 
 /// A job id's length: 16 random bytes in hex.
 pub const ID_LEN: usize = 32;

@@ -47,7 +47,7 @@ const PID: &str = "pid";
 
 /// The most kept of a job's head and of its tail each: the default output
 /// limit.
-pub const MAX_KEEP: u64 = crate::context::DEFAULT_MAX_OUTPUT as u64;
+pub const MAX_KEEP: u64 = crate::limit::DEFAULT_MAX_OUTPUT as u64;
 /// The least: what ikigai reads of an answer, rounded up.
 pub const MIN_KEEP: u64 = 64 * 1024;
 

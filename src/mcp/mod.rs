@@ -30,7 +30,7 @@ pub use http::{run as run_http, take_token, Options as HttpOptions, HTTP_LIMITS_
 use roots::SessionRoots;
 pub use roots::{from_command_line as roots_from_command_line, CommandLine};
 use server::Server;
-pub use spawner::Spawner;
+pub use spawner::{RunTool, Spawner};
 use transport::StdioLines;
 
 /// The subcommand, as its notices on stderr name it.
@@ -59,8 +59,9 @@ pub enum Ending {
 /// mcp`: before the runtime starts its threads (only a process with one
 /// thread forks safely), and before the server reads its own roots (a call's
 /// process must find its roots as a new process does, not the server's).
-pub fn start_spawner() -> Option<std::sync::Arc<Spawner>> {
-    Spawner::start()
+/// Each call's process runs its tool by `run_tool`, the binary's entry.
+pub fn start_spawner(run_tool: RunTool) -> Option<std::sync::Arc<Spawner>> {
+    Spawner::start(run_tool)
         .inspect_err(|e| {
             tell(format_args!("cannot start the spawner ({e}); each call is spawned anew"))
         })

@@ -6,8 +6,9 @@
 //! a binary of several megabytes and the whole start of a program; a fork
 //! of this process, which holds little memory and no thread, costs a
 //! fraction of that, and the child runs the tool through the same entry
-//! the binary's `main` uses for a tool named by `argv[0]`
-//! (`cli::run_forked`). Each call is still a process of its own: a crash,
+//! the binary's `main` uses for a tool named by `argv[0]`, which the front
+//! end hands the spawner as a [`RunTool`] (`cli::run_forked`: the MCP
+//! server sits below the front end and never names it). Each call is still a process of its own: a crash,
 //! an abort or a kill takes only it.
 //!
 //! The server sends each call as one message on a `SOCK_SEQPACKET` socket:
@@ -59,6 +60,11 @@ const STARTED: u32 = 1; // the pid
 const FAILED: u32 = 2; // the errno of the fork
 const EXITED: u32 = 3; // the raw wait status
 
+/// Runs the tool a link named `argv0` runs, in the call's process, and
+/// returns the status to exit with: the binary's own entry, handed down by
+/// the front end that starts the server.
+pub type RunTool = fn(OsString) -> i32;
+
 /// The server's side: the socket to the spawner.
 pub struct Spawner {
     socket: OwnedFd,
@@ -96,8 +102,9 @@ impl Forked {
 impl Spawner {
     /// Forks the spawner. Only while this process has one thread: a fork
     /// copies only the calling thread, and a lock another thread held
-    /// (the allocator's) would stay locked in the child.
-    pub fn start() -> io::Result<Spawner> {
+    /// (the allocator's) would stay locked in the child. Each call's
+    /// process runs its tool by `run_tool`.
+    pub fn start(run_tool: RunTool) -> io::Result<Spawner> {
         if threads()? != 1 {
             return Err(io::Error::other("the server already runs more than one thread"));
         }
@@ -109,7 +116,7 @@ impl Spawner {
         match unsafe { fork() }? {
             ForkResult::Child => {
                 drop(ours);
-                serve(theirs)
+                serve(theirs, run_tool)
             }
             ForkResult::Parent { .. } => Ok(Spawner { socket: ours, alive: AtomicBool::new(true) }),
         }
@@ -221,8 +228,8 @@ struct Call {
 }
 
 /// The spawner's life: calls until the server's end of `socket` closes.
-fn serve(socket: OwnedFd) -> ! {
-    let code = match serve_until_closed(socket) {
+fn serve(socket: OwnedFd, run_tool: RunTool) -> ! {
+    let code = match serve_until_closed(socket, run_tool) {
         Ok(()) => 0,
         Err(e) => {
             tell(format_args!("the spawner stops: {e}"));
@@ -232,7 +239,7 @@ fn serve(socket: OwnedFd) -> ! {
     std::process::exit(code)
 }
 
-fn serve_until_closed(socket: OwnedFd) -> io::Result<()> {
+fn serve_until_closed(socket: OwnedFd, run_tool: RunTool) -> io::Result<()> {
     let socket = keep_only(socket)?;
     warm_up();
     // A child's end is read from a descriptor, not a handler.
@@ -266,7 +273,7 @@ fn serve_until_closed(socket: OwnedFd) -> io::Result<()> {
                     return Ok(());
                 }
                 Received::Malformed => {}
-                Received::Call(call) => start(call, &sigchld, &mut running),
+                Received::Call(call) => start(call, &sigchld, &mut running, run_tool),
             }
         }
     }
@@ -379,13 +386,13 @@ fn receive(socket: &OwnedFd, buf: &mut [u8]) -> io::Result<Received> {
 }
 
 /// Forks the call's process and answers its pid (or why not).
-fn start(call: Call, sigchld: &SigSet, running: &mut HashMap<i32, OwnedFd>) {
+fn start(call: Call, sigchld: &SigSet, running: &mut HashMap<i32, OwnedFd>, run_tool: RunTool) {
     // SAFETY: the spawner has one thread (it was forked from a process
     // with one and starts none), so the child is a whole copy of it; the
     // child runs `become_call`, which never returns.
     match unsafe { fork() } {
         Err(e) => answer(&call.answers, FAILED, e as i32),
-        Ok(ForkResult::Child) => become_call(call, sigchld),
+        Ok(ForkResult::Child) => become_call(call, sigchld, run_tool),
         Ok(ForkResult::Parent { child }) => {
             // Also in the child: whichever runs first, the group exists
             // before the server can signal it.
@@ -431,9 +438,9 @@ fn answer(answers: &OwnedFd, what: u32, number: i32) {
 
 /// In the forked child: the call's descriptors, environment, signal mask
 /// and process group, then the tool as the binary runs it by its name.
-fn become_call(call: Call, sigchld: &SigSet) -> ! {
+fn become_call(call: Call, sigchld: &SigSet, run_tool: RunTool) -> ! {
     let code = match set_up(call, sigchld) {
-        Ok(argv0) => crate::cli::run_forked(argv0),
+        Ok(argv0) => run_tool(argv0),
         Err(e) => {
             tell(format_args!("cannot set up a call's process: {e}"));
             127

@@ -58,7 +58,7 @@ fn overrides(glob: &str) -> Result<ignore::overrides::Override, ToolError> {
         return Err(ToolError::GlobTooLarge(why));
     }
     let invalid = |e: ignore::Error| {
-        ToolError::InvalidGlob(GlobFault::Other(crate::protocol::one_line(&e.to_string())))
+        ToolError::InvalidGlob(GlobFault::Other(crate::error::one_line(&e.to_string())))
     };
     let mut builder = ignore::overrides::OverrideBuilder::new(".");
     builder.add(glob).map_err(invalid)?;

@@ -17,9 +17,8 @@ use super::files::{Files, Item, Walked};
 use super::ordered;
 use super::print::{Entries, FileOut, InTurn, Printer};
 use super::request::{Mode, Request};
-use crate::error::ToolError;
+use crate::error::{one_line, ToolError};
 use crate::fs::pattern::{too_long, REGEX_SIZE_LIMIT};
-use crate::protocol::one_line;
 
 /// At most this many threads search files.
 const MAX_THREADS: usize = 8;

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 
-use super::temp_file::with_random;
+use crate::random_name::with_random;
 
 /// Random names tried when each one tried is taken already.
 const TRIES: usize = 100;
