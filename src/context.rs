@@ -68,7 +68,7 @@ pub struct Context {
     pub dialect: Dialect,
     /// The limit on the answer's size; `None`: no limit. A tool gets its
     /// share through `answer_limit`.
-    pub max_output: Option<usize>,
+    max_output: Option<usize>,
     /// The allowed roots (`None`: unconfined), or why the call is refused:
     /// told when the tool first needs them, after its arguments are checked.
     roots: Result<Option<Roots>, ToolError>,

@@ -77,7 +77,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         return as_job::run(&request, sandbox, context);
     }
     let (output, exit_code) =
-        run_in(shell::SHELL, command, sandbox, request.workdir.as_deref(), context.max_output);
+        run_in(shell::SHELL, command, sandbox, request.workdir.as_deref(), context.answer_limit(0));
     Ok(answer(output, exit_code))
 }
 

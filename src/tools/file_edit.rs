@@ -156,7 +156,7 @@ fn apply_in_memory(
     } else if changed {
         atomic_write::write(target, path, &applied.content[..])?;
     }
-    Ok(answer(path, applied.count, &diff, sha256, context.max_output))
+    Ok(answer(path, applied.count, &diff, sha256, context.answer_limit(0)))
 }
 
 /// The seed's fields: what was done, and how many replacements.

@@ -105,8 +105,8 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     // be rewound.
     let mut before: &[u8] = &[];
     let max_output = match tally {
-        Some(_) => context.max_output.map(|l| l.saturating_sub(FULL_FIELDS)),
-        None => context.max_output,
+        Some(_) => context.answer_limit(FULL_FIELDS),
+        None => context.answer_limit(0),
     };
     let mut out = Bounded::for_answer(max_output);
     let whole;

@@ -87,7 +87,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
 /// The seed's answer: every path that matches, streamed into the output.
 fn every_path(glob: &Glob, context: &Context) -> Outcome {
     let roots = context.roots()?;
-    let mut output = Bounded::for_answer(context.max_output);
+    let mut output = Bounded::for_answer(context.answer_limit(0));
     let mut count: i64 = 0;
     let visit = |found: crate::fs::walk::Found<'_>| {
         output.push(found.path);
@@ -123,7 +123,7 @@ fn ignore_aware(request: &Request, glob: &Glob, context: &Context) -> Outcome {
     all.dedup_by(|a, b| a.1 == b.1);
     let count = all.len() as u64;
     let keep = if head_limit == 0 { count } else { count.min(head_limit) };
-    let mut output = Bounded::for_answer(context.max_output);
+    let mut output = Bounded::for_answer(context.answer_limit(0));
     for (_, path) in all.iter().take(keep as usize) {
         output.push(path);
         output.push(b"\n");
@@ -137,7 +137,7 @@ fn ignore_aware(request: &Request, glob: &Glob, context: &Context) -> Outcome {
     if keep < count {
         answer.push(("truncated", Field::Bool(true)));
     }
-    answer.extend(ignore_files.field(&answer, context.max_output));
+    answer.extend(ignore_files.field(&answer, context.answer_limit(0)));
     Ok(answer)
 }
 

@@ -42,11 +42,11 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let walk = if full { Walk::ignoring(&request)? } else { Walk::glob(&request)? };
     let roots = context.roots()?;
     let files = Files::new(walk, &request, roots)?;
-    let printer = Printer::new(&request, context.max_output);
+    let printer = Printer::new(&request, context.answer_limit(0));
     let walked = search::search(files, &matcher, &request, &printer)?;
     // The seed profile's answer loses the full profile's fields in one
     // place, `Tool::call` (`full_fields`).
     let mut answer = printer.answer(walked.skipped);
-    answer.extend(walked.ignore_files.field(&answer, context.max_output));
+    answer.extend(walked.ignore_files.field(&answer, context.answer_limit(0)));
     Ok(answer)
 }

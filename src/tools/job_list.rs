@@ -29,7 +29,7 @@ impl Request {
 pub fn run(args: &Args, context: &Context) -> Outcome {
     let Request = Request::parse(args)?;
     let jobs = control::list(&context.jobs, context.roots()?)?;
-    let budget = context.max_output.map_or(usize::MAX, |l| l.saturating_sub(FIELDS_RESERVE));
+    let budget = context.answer_limit(FIELDS_RESERVE).unwrap_or(usize::MAX);
     let mut rows = Vec::new();
     let mut size = 0;
     let mut more = 0i64;

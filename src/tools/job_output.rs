@@ -40,7 +40,7 @@ impl<'a> Request<'a> {
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
     let request = Request::parse(args)?;
-    let keep = context.max_output.map(|l| l.saturating_sub(FIELDS_RESERVE));
+    let keep = context.answer_limit(FIELDS_RESERVE);
     let read =
         control::output(&context.jobs, context.roots()?, request.job_id, request.wait, keep)?;
     let mut fields: Answer = vec![("output", Field::Parts(read.parts))];

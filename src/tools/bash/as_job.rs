@@ -35,7 +35,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
     // Refused where a confined command could write the state directory.
     let ns = Namespace::open(&context.jobs, context.roots()?)?;
     control::sweep(&ns, &context.jobs);
-    let keep = context.max_output.map_or(MAX_KEEP, |l| l as u64).clamp(MIN_KEEP, MAX_KEEP);
+    let keep = context.answer_limit(0).map_or(MAX_KEEP, |l| l as u64).clamp(MIN_KEEP, MAX_KEEP);
     let workdir = if sandbox.is_some() { None } else { request.workdir.clone() };
     let plan = Plan {
         command: request.command,
@@ -57,7 +57,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
         let wait = context.jobs.yield_after.unwrap_or(Duration::MAX);
         if started.wait_end(wait) {
             let ended = job.ended();
-            let mut out = Bounded::for_answer(context.max_output);
+            let mut out = Bounded::for_answer(context.answer_limit(0));
             job.read_since(0, keep, &mut out);
             job.remove();
             let mut output = out.finish_parts();
@@ -79,7 +79,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
     // Handed over: from here on the job runs whatever becomes of this call.
     started.adopt();
     let ended = job.ended();
-    let mut out = Bounded::for_answer(context.max_output.map(|l| l.saturating_sub(JOB_RESERVE)));
+    let mut out = Bounded::for_answer(context.answer_limit(JOB_RESERVE));
     let end = job.read_since(0, keep, &mut out);
     let _ = job.set_cursor(end);
     let mut output = out.finish_parts();
