@@ -307,6 +307,15 @@ fn a_seed_dry_run_is_refused_and_edits_nothing() {
         full_only("dry_run", "file_edit")["error"].as_str().unwrap(),
     );
     assert_eq!(env.read("f.txt"), b"keep me\n");
+    // Misspelt (`dryrun`), it was as unknown as before and the file edited.
+    let ran = env.run(
+        "file-edit",
+        &json!({"file_path": "f.txt", "old_string": "keep", "new_string": "lose", "dryrun": true})
+            .to_string(),
+    );
+    let told = ran.json()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(told.starts_with("unknown parameter dryrun: did you mean dry_run? It is a full-profile parameter of file_edit; "), "{told}");
+    assert_eq!(env.read("f.txt"), b"keep me\n");
 }
 
 /// Reshape III: `{"file_path":"x","offest":2}` read the whole file, the

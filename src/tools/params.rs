@@ -31,10 +31,9 @@ pub fn check(tool: &Tool, args: &Args, profile: Profile) -> Result<(), ToolError
             let full = full_names.get_or_insert_with(|| names(tool.schemas.full));
             if full.iter().any(|k| k == name) {
                 return Err(ToolError::InvalidArg(format!(
-                    "parameter {name} is a full-profile parameter of {}; this call runs the seed \
-                     profile (set {PROFILE_VAR}=full, or install with install.sh --profile full; \
-                     the MCP server serves full by default)",
-                    tool.name
+                    "parameter {name} is a full-profile parameter of {}; {}",
+                    tool.name,
+                    seed_profile_hint()
                 )));
             }
         }
@@ -43,8 +42,26 @@ pub fn check(tool: &Tool, args: &Args, profile: Profile) -> Result<(), ToolError
                 "unknown parameter {name}: did you mean {close}?"
             )));
         }
+        // A misspelt full-profile parameter in the seed (`dryrun`) is no
+        // less meant: ignored, the call would do what it was asked not to.
+        if let Some(close) = full_names.as_deref().and_then(|full| near_miss(name, full)) {
+            return Err(ToolError::InvalidArg(format!(
+                "unknown parameter {name}: did you mean {close}? It is a full-profile parameter \
+                 of {}; {}",
+                tool.name,
+                seed_profile_hint()
+            )));
+        }
     }
     Ok(())
+}
+
+/// What a call refused for a full-profile parameter is told to do.
+fn seed_profile_hint() -> String {
+    format!(
+        "this call runs the seed profile (set {PROFILE_VAR}=full, or install with install.sh \
+         --profile full; the MCP server serves full by default)"
+    )
 }
 
 /// The parameter names of a schema text (its `parameters.properties`).
@@ -153,6 +170,21 @@ mod tests {
             )
         );
         assert_eq!(refusal("file_edit", r#"{"dry_run":true}"#, Profile::Full), None);
+        // Reshape III: a misspelt full-profile parameter in the seed was
+        // ignored, and the file edited for real.
+        let told = refusal("file_edit", r#"{"file_path":"a","dryrun":true}"#, Profile::Seed);
+        assert_eq!(
+            told.as_deref(),
+            Some(
+                "unknown parameter dryrun: did you mean dry_run? It is a full-profile parameter \
+                 of file_edit; this call runs the seed profile (set IKIGAI_TOOLS_PROFILE=full, \
+                 or install with install.sh --profile full; the MCP server serves full by \
+                 default)"
+            )
+        );
+        // A near miss of a seed parameter is told as one, in the seed too.
+        let told = refusal("file_read", r#"{"offest":2}"#, Profile::Seed);
+        assert_eq!(told.as_deref(), Some("unknown parameter offest: did you mean offset?"));
         // null is absent, as for every parameter.
         assert_eq!(refusal("file_edit", r#"{"dry_run":null}"#, Profile::Seed), None);
     }
