@@ -1,6 +1,6 @@
-//! ikigai-tools: the six tools a language model uses to act on a machine
-//! (bash, file_read, file_write, file_edit, glob, grep) as one multicall
-//! binary. See docs/SPEC.md for what it implements and docs/ARCHITECTURE.md for the code.
+//! ikigai-tools: the tools a language model uses to act on a machine
+//! (bash, file_read, file_write, file_edit, glob, grep; the job tools in the
+//! full profile) as one multicall binary. See docs/SPEC.md for what it implements and docs/ARCHITECTURE.md for the code.
 //!
 //! What the crate offers outside: the binary's entry point (`cli::main`),
 //! the table of the tools (`tools::TOOLS`), the environment variables

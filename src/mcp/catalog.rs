@@ -1,5 +1,5 @@
-//! The six tools as `tools/list` shows them, all from the table
-//! (`crate::tools::TOOLS`): the seed-000 name and description, the schema's
+//! The tools of the profile as `tools/list` shows them, all from the table
+//! (`crate::tools::of`): the seed-000 name and description, the schema's
 //! `parameters` as `inputSchema`, the title for people, and the hints a host
 //! uses to decide what to ask the user before a call (Codex, for one, treats
 //! a tool without them as destructive), and the size of the largest text

@@ -11,7 +11,7 @@
 //!
 //! Where the supervision stands is a [`State`]; what it does next is
 //! decided in one place, [`next`], from the state, what just happened and
-//! the caller's [`Limits`].
+//! the caller's [`Watch`] (its limits and what else it watches).
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
