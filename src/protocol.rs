@@ -215,6 +215,18 @@ impl Args {
             Ok(Some(_)) | Err(_) => Err(wrong_type(name, "a boolean")),
         }
     }
+
+    /// A count of the full profile's (lines, entries): an integer that may
+    /// not be negative. (file_read's seed `offset` and `limit` keep the
+    /// seed's own message.)
+    pub fn optional_count(&self, name: &str) -> Result<Option<u64>, ToolError> {
+        match self.optional_int(name)? {
+            Some(n) if n < 0 => Err(ToolError::InvalidArg(format!(
+                "parameter {name} must not be negative, got {n}"
+            ))),
+            n => Ok(n.map(|n| n as u64)),
+        }
+    }
 }
 
 fn check_path(name: &str, path: &str) -> Result<(), ToolError> {

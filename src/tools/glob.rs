@@ -60,14 +60,7 @@ impl<'a> Request<'a> {
                 )))
             }
         };
-        let head_limit = match args.optional_int("head_limit")? {
-            Some(n) if n < 0 => {
-                return Err(ToolError::InvalidArg(format!(
-                    "parameter head_limit must not be negative, got {n}"
-                )))
-            }
-            n => n.unwrap_or(0) as u64,
-        };
+        let head_limit = args.optional_count("head_limit")?.unwrap_or(0);
         let hidden = args.optional_bool("hidden")?.unwrap_or(false);
         let no_ignore = args.optional_bool("no_ignore")?.unwrap_or(false);
         Ok(Request { pattern, path, by_mtime, head_limit, hidden, no_ignore })

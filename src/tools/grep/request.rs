@@ -61,12 +61,12 @@ impl<'a> Request<'a> {
             )))
             }
         };
-        let both = not_negative(args, "context")?;
-        let before = not_negative(args, "before")?.or(both).unwrap_or(0);
-        let after = not_negative(args, "after")?.or(both).unwrap_or(0);
+        let both = args.optional_count("context")?;
+        let before = args.optional_count("before")?.or(both).unwrap_or(0);
+        let after = args.optional_count("after")?.or(both).unwrap_or(0);
         let multiline = args.optional_bool("multiline")?.unwrap_or(false);
-        let offset = not_negative(args, "offset")?.unwrap_or(0);
-        let head_limit = not_negative(args, "head_limit")?.unwrap_or(0);
+        let offset = args.optional_count("offset")?.unwrap_or(0);
+        let head_limit = args.optional_count("head_limit")?.unwrap_or(0);
         let hidden = args.optional_bool("hidden")?.unwrap_or(false);
         let no_ignore = args.optional_bool("no_ignore")?.unwrap_or(false);
         let case_insensitive = args.optional_bool("case_insensitive")?.unwrap_or(false);
@@ -91,16 +91,6 @@ impl<'a> Request<'a> {
     /// Whether lines of context are printed (and `--` between groups).
     pub(super) fn has_context(&self) -> bool {
         self.mode == Mode::Content && (self.before > 0 || self.after > 0)
-    }
-}
-
-/// An integer parameter that may not be negative.
-fn not_negative(args: &Args, name: &str) -> Result<Option<u64>, ToolError> {
-    match args.optional_int(name)? {
-        Some(n) if n < 0 => {
-            Err(ToolError::InvalidArg(format!("parameter {name} must not be negative, got {n}")))
-        }
-        n => Ok(n.map(|n| n as u64)),
     }
 }
 
