@@ -1,16 +1,18 @@
 //! One run of the binary: which applet it is, and running it.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::io::IsTerminal;
 use std::os::unix::ffi::OsStringExt;
 
 use clap::error::ErrorKind;
 use clap::ArgMatches;
 
 use super::app::{self, ARGS, DESCRIBE, LIST, SCHEMA};
-use super::help;
 use super::report::{echo, one_line_panics, print, print_error, unknown_tool};
+use super::{call_form, help};
 use super::{host, ExitCode, BIN_NAME};
 use crate::context::{Context, Dialect};
+use crate::error::ToolError;
 use crate::profile::{Profile, FULL_BINARY_NAME};
 use crate::protocol::{self, Args};
 use crate::tools::{self, Tool};
@@ -18,6 +20,8 @@ use crate::tools::{self, Tool};
 /// Runs one invocation and returns how it ends.
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     let mut argv: Vec<OsString> = argv.into_iter().collect();
+    // argv[0] as typed, for the calls a person is shown (`call_form`).
+    let called_as = argv.first().cloned().unwrap_or_default();
     // `ikigai-tools-full` is the suite under the full profile's name
     // (`crate::profile`): the same applet.
     if argv
@@ -37,21 +41,21 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
     let profile = Profile::from_env();
     if let Some(tool) = plain_call(&argv, profile) {
-        return call(tool, None, &argv, profile);
+        return call(tool, None, &argv, &called_as, profile);
     }
     let matches = match app::command(profile).try_get_matches_from(&argv) {
         Ok(m) => m,
-        Err(e) => return clap_error(e, &argv, profile),
+        Err(e) => return clap_error(e, &argv, &called_as, profile),
     };
     let Some((applet, sub)) = matches.subcommand() else {
         return unknown(&applet_name(&argv));
     };
     if applet != BIN_NAME {
-        return run_tool(applet, sub, &argv, profile);
+        return run_tool(applet, sub, &argv, &called_as, profile);
     }
     match sub.subcommand() {
         Some((name, m)) if host::is_host_command(name) => host::run(name, m),
-        Some((name, m)) => run_tool(name, m, &argv, profile),
+        Some((name, m)) => run_tool(name, m, &argv, &called_as, profile),
         None if sub.get_flag(LIST) => print_list(),
         None => {
             // `ikigai-tools` alone: usage on stdout, as --help.
@@ -62,23 +66,32 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 /// A tool named by clap's matches: its schema, or a call.
-fn run_tool(name: &str, m: &ArgMatches, argv: &[OsString], profile: Profile) -> ExitCode {
+fn run_tool(
+    name: &str,
+    m: &ArgMatches,
+    argv: &[OsString],
+    called_as: &OsStr,
+    profile: Profile,
+) -> ExitCode {
     let Some(tool) = tools::find_in(name, profile) else {
         return unknown(name);
     };
     if m.get_flag(SCHEMA) || m.get_flag(DESCRIBE) {
         return print_schema(tool, profile);
     }
-    call(tool, m.get_one::<OsString>(ARGS).cloned(), argv, profile)
+    call(tool, m.get_one::<OsString>(ARGS).cloned(), argv, called_as, profile)
 }
 
 /// One call of a tool: arguments from `$1` (shellclaw) or stdin (ikigai),
 /// one JSON object out. The call's context is read here, once, and handed
-/// to the tool.
+/// to the tool. A person calling by hand is told the call's form where the
+/// call is not one (`call_form`): before a terminal is read, and after a
+/// text that is not JSON.
 fn call(
     tool: &'static Tool,
     arg: Option<OsString>,
     argv: &[OsString],
+    called_as: &OsStr,
     profile: Profile,
 ) -> ExitCode {
     // The process-wide signal settings of a tool run (a stop signal removes
@@ -86,20 +99,52 @@ fn call(
     // host commands and the MCP server, which handle stop signals their way.
     crate::fs::signals::install();
     one_line_panics();
+    let in_suite = help::in_suite(argv);
+    let command = || call_form::command(called_as, tool, in_suite);
     let (raw, dialect) = match arg {
         Some(arg) => (Ok(arg.into_vec()), Dialect::Shellclaw),
-        None => (protocol::read_stdin(), Dialect::Ikigai),
+        None => {
+            // A host's stdin is a pipe; a terminal is a person who typed
+            // the tool's name and would otherwise wait on a silent cursor.
+            if std::io::stdin().is_terminal() {
+                let name = usage_name(argv, tool, in_suite);
+                echo(call_form::stdin_notice(&name, tool, profile, &command()));
+            }
+            (protocol::read_stdin(), Dialect::Ikigai)
+        }
     };
     // The default output limit depends on the name the tool was called by
     // (65,535 under ikigai's `-tool` names), which clap does not keep.
     let context = Context::from_env(&applet_name(argv), dialect, profile);
-    let outcome =
-        raw.and_then(|bytes| Args::parse(&bytes)).and_then(|args| tool.call(&args, &context));
+    let from_argument = dialect == Dialect::Shellclaw;
+    let outcome = raw
+        .and_then(|bytes| {
+            Args::parse(&bytes).map_err(|e| match e {
+                ToolError::InvalidJson(message) => {
+                    match call_form::hint(&bytes, from_argument, tool, profile, &command()) {
+                        Some(hint) => ToolError::InvalidJson(format!("{message}; {hint}")),
+                        None => ToolError::InvalidJson(message),
+                    }
+                }
+                other => other,
+            })
+        })
+        .and_then(|args| tool.call(&args, &context));
     let ending = protocol::finish(&outcome, &context);
     if let Some(message) = ending.echo {
         echo(message);
     }
     ExitCode::success_if(!ending.failed)
+}
+
+/// The name a tool's usage goes by: the link's file stem, or
+/// `ikigai-tools TOOL`.
+fn usage_name(argv: &[OsString], tool: &Tool, in_suite: bool) -> String {
+    if in_suite {
+        format!("{BIN_NAME} {}", tool.command)
+    } else {
+        applet_name(argv)
+    }
 }
 
 /// A link called with nothing but its name, the JSON on stdin (ikigai):
@@ -163,11 +208,11 @@ fn unknown(name: &str) -> ExitCode {
     ExitCode::UsageError
 }
 
-fn clap_error(e: clap::Error, argv: &[OsString], profile: Profile) -> ExitCode {
+fn clap_error(e: clap::Error, argv: &[OsString], called_as: &OsStr, profile: Profile) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp => {
             // A tool's help lists its parameters; the suite's, the environment.
-            match help::topic(argv) {
+            match help::topic(argv, called_as) {
                 Some(topic) => print(&help::render(&topic, profile)),
                 None => {
                     let _ = e.print();

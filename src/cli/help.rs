@@ -13,22 +13,23 @@
 //! All of it is made only when asked for: the clap tree that every run
 //! builds holds none of it (and `TOOL --schema` is answered before that).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{app, host, BIN_NAME};
+use super::{app, call_form, host, BIN_NAME};
 use crate::env_vars::{EnvVar, Reader, ENVIRONMENT};
 use crate::profile::Profile;
 use crate::tools::{self, Tool};
 
-/// A call of each tool, for its help.
+/// A call of each tool, for its help. No backslash: zsh's and dash's
+/// `echo` would read `\n` as a newline, which JSON may not hold raw.
 fn example(tool: &Tool) -> &'static str {
     match tool.name {
         "bash" => r#"{"command":"ls -l"}"#,
         "file_read" => r#"{"file_path":"README.md","offset":1,"limit":20}"#,
-        "file_write" => r#"{"file_path":"notes.txt","content":"hello\n"}"#,
+        "file_write" => r#"{"file_path":"notes.txt","content":"hello world"}"#,
         "file_edit" => r#"{"file_path":"notes.txt","old_string":"hello","new_string":"goodbye"}"#,
         "glob" => r#"{"pattern":"**/*.rs"}"#,
         "grep" => r#"{"pattern":"TODO","glob":"*.rs"}"#,
@@ -38,10 +39,23 @@ fn example(tool: &Tool) -> &'static str {
     }
 }
 
+/// What a tool's example answers when it cannot succeed as pasted: the job
+/// tools' `job_id` stands for one the reader's own job was given.
+fn example_note(tool: &Tool) -> &'static str {
+    match tool.name {
+        "job_output" | "job_kill" => {
+            "\n  # the job_id is one that bash's run_in_background answered or job_list shows; \
+             this one answers JOB_NOT_FOUND"
+        }
+        _ => "",
+    }
+}
+
 /// Whose help a run that asked for help wants.
 pub enum Topic {
-    /// A tool's, with the name its usage line calls it by.
-    Tool(&'static Tool, String),
+    /// A tool's, with the name its usage line calls it by and the command
+    /// its examples run it by (`call_form::command`).
+    Tool(&'static Tool, String, String),
     /// The suite's: `ikigai-tools --help`, `ikigai-tools help`.
     Suite,
 }
@@ -49,7 +63,9 @@ pub enum Topic {
 impl std::fmt::Debug for Topic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Topic::Tool(tool, name) => write!(f, "Tool({}, {name:?})", tool.name),
+            Topic::Tool(tool, name, command) => {
+                write!(f, "Tool({}, {name:?}, {command:?})", tool.name)
+            }
             Topic::Suite => f.write_str("Suite"),
         }
     }
@@ -58,7 +74,7 @@ impl std::fmt::Debug for Topic {
 impl PartialEq for Topic {
     fn eq(&self, other: &Topic) -> bool {
         match (self, other) {
-            (Topic::Tool(a, x), Topic::Tool(b, y)) => a.name == b.name && x == y,
+            (Topic::Tool(a, x, c), Topic::Tool(b, y, d)) => a.name == b.name && x == y && c == d,
             (Topic::Suite, Topic::Suite) => true,
             _ => false,
         }
@@ -67,11 +83,13 @@ impl PartialEq for Topic {
 
 /// Whose help `argv` asks for, when ours says more than clap's: a tool's or
 /// the suite's; `None` for a host command (clap's help is its whole help).
-pub fn topic(argv: &[OsString]) -> Option<Topic> {
+/// `called_as` is argv[0] as typed, which the examples run.
+pub fn topic(argv: &[OsString], called_as: &OsStr) -> Option<Topic> {
     let applet = argv.first().map(stem).unwrap_or_default();
     if applet != BIN_NAME {
         // Through a link: clap picked the applet by this name.
-        return tools::find_in(&applet, Profile::from_env()).map(|tool| Topic::Tool(tool, applet));
+        return tools::find_in(&applet, Profile::from_env())
+            .map(|tool| Topic::Tool(tool, applet, call_form::command(called_as, tool, false)));
     }
     let mut words = argv[1..].iter().map(|a| a.to_string_lossy()).filter(|a| !a.starts_with('-'));
     let mut first = words.next();
@@ -80,8 +98,13 @@ pub fn topic(argv: &[OsString]) -> Option<Topic> {
     }
     match first {
         None => Some(Topic::Suite),
-        Some(word) => tools::find_in(&word, Profile::from_env())
-            .map(|tool| Topic::Tool(tool, format!("{BIN_NAME} {}", tool.command))),
+        Some(word) => tools::find_in(&word, Profile::from_env()).map(|tool| {
+            Topic::Tool(
+                tool,
+                format!("{BIN_NAME} {}", tool.command),
+                call_form::command(called_as, tool, true),
+            )
+        }),
     }
 }
 
@@ -99,21 +122,24 @@ fn stem(arg: &OsString) -> String {
 /// The help of `topic`.
 pub fn render(topic: &Topic, profile: Profile) -> String {
     match topic {
-        Topic::Tool(tool, name) => tool_help(tool, name, profile),
+        Topic::Tool(tool, name, command) => tool_help(tool, name, command, profile),
         Topic::Suite => suite_help(profile),
     }
 }
 
-/// A tool's help in `profile`, its usage line naming it `name`.
-pub fn tool_help(tool: &'static Tool, name: &str, profile: Profile) -> String {
+/// A tool's help in `profile`, its usage line naming it `name`, its
+/// examples running it as `command`: each runs as pasted into a shell,
+/// its note a comment (docs/SPEC.md, "The protocol").
+pub fn tool_help(tool: &'static Tool, name: &str, command: &str, profile: Profile) -> String {
     let more = format!(
-        "{}\n\n{}\n\nExamples:\n  echo '{example}' | {name}    (ikigai: the object on stdin)\n  \
-         {name} '{example}'    (shellclaw: the object as the one argument)\n\n\
+        "{}\n\n{}\n\nExamples:\n  echo '{example}' | {command}    # ikigai: the object on stdin\n  \
+         {command} '{example}'    # shellclaw: the object as the one argument{note}\n\n\
          The answer is one JSON object on stdout; an error is \
          {{\"error\":\"...\",\"error_code\":\"...\"}}.",
         parameters(tool, profile),
         environment(Some(tool), profile),
         example = example(tool),
+        note = example_note(tool),
     );
     app::tool_command(tool, profile).bin_name(name).after_help(more).render_help().to_string()
 }
@@ -253,7 +279,7 @@ pub fn unknown_command(name: &str) -> String {
 /// is close: one edit (a transposition counting as one) per four letters,
 /// at least one. Stricter than a host's suggestion of a tool name (two
 /// edits) among a suite's short command names: `cat` is no `call`.
-fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(super) fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let wanted = tools::normalize_name(name);
     candidates
         .iter()
@@ -276,22 +302,30 @@ mod tests {
         let grep = tools::find("grep").unwrap();
         let file_read = tools::find("file_read").unwrap();
         for (args, expected) in [
-            (&["grep", "--help"][..], Some(Topic::Tool(grep, "grep".into()))),
-            (&["/x/libexec/ikigai/grep-tool", "-h"], Some(Topic::Tool(grep, "grep-tool".into()))),
+            (&["grep", "--help"][..], Some(Topic::Tool(grep, "grep".into(), "grep".into()))),
             (
-                &["ikigai-tools", "grep", "--help"],
-                Some(Topic::Tool(grep, "ikigai-tools grep".into())),
+                &["/x/libexec/ikigai/grep-tool", "-h"],
+                Some(Topic::Tool(grep, "grep-tool".into(), "/x/libexec/ikigai/grep-tool".into())),
             ),
             (
-                &["ikigai-tools", "help", "file_read"],
-                Some(Topic::Tool(file_read, "ikigai-tools file-read".into())),
+                &["ikigai-tools", "grep", "--help"],
+                Some(Topic::Tool(grep, "ikigai-tools grep".into(), "ikigai-tools grep".into())),
+            ),
+            (
+                &["/opt/ikigai-tools", "help", "file_read"],
+                Some(Topic::Tool(
+                    file_read,
+                    "ikigai-tools file-read".into(),
+                    "/opt/ikigai-tools file-read".into(),
+                )),
             ),
             (&["/usr/bin/ikigai-tools", "--help"], Some(Topic::Suite)),
             (&["ikigai-tools", "help"], Some(Topic::Suite)),
             (&["ikigai-tools", "catalog", "--help"], None),
             (&["ikigai-tools", "help", "call"], None),
         ] {
-            assert_eq!(topic(&argv(args)), expected, "{args:?}");
+            let argv = argv(args);
+            assert_eq!(topic(&argv, &argv[0]), expected, "{args:?}");
         }
     }
 
@@ -299,7 +333,7 @@ mod tests {
     fn a_tool_help_lists_every_parameter_and_its_variables() {
         let seed = tools::of(Profile::Seed).map(|t| (t, Profile::Seed));
         for (tool, profile) in seed.chain(tools::of(Profile::Full).map(|t| (t, Profile::Full))) {
-            let help = tool_help(tool, tool.command, profile);
+            let help = tool_help(tool, tool.command, tool.command, profile);
             let schema: Value = serde_json::from_str(tool.schema(profile)).unwrap();
             // A long description wraps onto the lines below its row.
             let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");

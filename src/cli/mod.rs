@@ -5,6 +5,8 @@
 //!   argument of `ikigai-tools`, with `TOOL --schema` answered before clap
 //!   builds its tree;
 //! - `app`: the clap command tree of the tools and the suite;
+//! - `call_form`: a call's form for a person calling by hand (a word where
+//!   the JSON goes, a terminal on stdin, the help's examples);
 //! - `help`: the help texts (a tool's parameters, the environment) and
 //!   the closest name to a mistyped command;
 //! - `host`: the `catalog`, `check`, `call` and `list` subcommands over the
@@ -18,6 +20,7 @@
 //! library returns values and typed errors, and this module tells them.
 
 mod app;
+mod call_form;
 mod dispatch;
 mod exit_code;
 mod help;

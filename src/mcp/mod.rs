@@ -22,6 +22,8 @@ mod spawner;
 mod text;
 mod transport;
 
+use std::io::IsTerminal;
+
 use rmcp::ServiceExt;
 
 pub use call::CallSettings;
@@ -41,6 +43,14 @@ const COMMAND: &str = "mcp";
 fn tell(message: impl std::fmt::Display) {
     crate::print::print_command_error(COMMAND, message);
 }
+
+/// What the server tells a person who started it at a terminal, who would
+/// otherwise see a silent cursor: a client starts it, with its stdin and
+/// stdout for the protocol (README, "MCP hosts"). On stderr: stdout is the
+/// protocol's.
+const AT_A_TERMINAL: &str = "an MCP server: JSON-RPC on stdin and stdout, waiting for an MCP \
+     client to start it (e.g. claude mcp add ikigai-tools -- ikigai-tools mcp --root \"$PWD\"; \
+     see docs/MCP.md); Ctrl-D or Ctrl-C stops it";
 
 /// How a run of the server ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +83,9 @@ pub fn start_spawner(run_tool: RunTool) -> Option<std::sync::Arc<Spawner>> {
 /// command line says (see [`roots_from_command_line`]) until the client
 /// names its own roots (within `--root`'s), every call run as `settings` say.
 pub fn run(command_line_roots: CommandLine, settings: CallSettings) -> Ending {
+    if std::io::stdin().is_terminal() {
+        tell(AT_A_TERMINAL);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
