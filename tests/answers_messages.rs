@@ -1,0 +1,66 @@
+//! Answers a model can act on (issue 25, finding 5): each message says
+//! what is true and what to send next. `expected_sha256` `""` on an
+//! existing file says it exists; a regex error names the part of the
+//! pattern and where; an unknown tool over MCP gets "did you mean"; a
+//! failed edit of `edits` says the text it was looked for in; full glob
+//! with a missing `path` is `FILE_NOT_FOUND`, as full grep.
+
+use crate::common;
+use common::*;
+
+use serde_json::json;
+
+#[test]
+fn an_empty_expected_sha256_on_an_existing_file_says_it_exists() {
+    let env = Env::new();
+    env.write("there.txt", "keep");
+    let args = json!({"file_path": "there.txt", "content": "x", "expected_sha256": ""});
+    assert_eq!(
+        env.call_full("file_write", args),
+        json!({
+            "error": "File exists: there.txt (expected_sha256 \"\" means the file must not exist; \
+                      nothing was written: to replace it, pass the sha256 file_read answers, or \
+                      leave expected_sha256 out)",
+            "error_code": "STALE"
+        })
+    );
+    assert_eq!(env.read("there.txt"), b"keep");
+}
+
+#[test]
+fn a_regex_error_names_the_part_of_the_pattern_and_where_it_starts() {
+    let env = Env::new();
+    env.write("a.txt", "x\n");
+    let args = json!({"pattern": "ab(c|d", "glob": "*.txt"});
+    let expected = json!({
+        "error": "Invalid pattern: regex parse error: unclosed group: the '(' at position 2",
+        "error_code": "INVALID_PATTERN"
+    });
+    assert_eq!(env.call("grep", args.clone()), expected, "seed profile");
+    assert_eq!(env.call_full("grep", args), expected, "full profile");
+    // A position counts characters, not bytes.
+    assert_eq!(
+        env.call_full("grep", json!({"pattern": "é{2,"})),
+        json!({
+            "error": "Invalid pattern: regex parse error: unclosed counted repetition: the '{2,' \
+                      at position 1",
+            "error_code": "INVALID_PATTERN"
+        })
+    );
+    // The glob filter's error is told the same way: what, and where.
+    let bad_filter = json!({"pattern": "x", "glob": "*.[ch"});
+    let expected = json!({
+        "error": "Invalid glob pattern: unclosed '[' at position 2",
+        "error_code": "INVALID_PATTERN"
+    });
+    assert_eq!(env.call("grep", bad_filter.clone()), expected, "seed profile");
+    assert_eq!(env.call_full("grep", bad_filter), expected, "full profile");
+    // Full profile, an excluding filter (`rg -g '!…'`): places as given.
+    assert_eq!(
+        env.call_full("grep", json!({"pattern": "x", "glob": "!*.{c,h"})),
+        json!({
+            "error": "Invalid glob pattern: unclosed '{' at position 3",
+            "error_code": "INVALID_PATTERN"
+        })
+    );
+}
