@@ -6,6 +6,7 @@
 //! with a missing `path` is `FILE_NOT_FOUND`, as full grep.
 
 use crate::common;
+use common::mcp::Session;
 use common::*;
 
 use serde_json::json;
@@ -63,4 +64,32 @@ fn a_regex_error_names_the_part_of_the_pattern_and_where_it_starts() {
             "error_code": "INVALID_PATTERN"
         })
     );
+}
+
+#[test]
+fn an_unknown_tool_over_mcp_is_told_the_tool_it_likely_meant() {
+    let env = Env::new();
+    let mut session = Session::initialized(&env);
+    let tools =
+        "bash, file_read, file_write, file_edit, glob, grep, job_output, job_kill, job_list";
+    let cases = [
+        ("file-read", Some("file_read")),
+        ("fileread", Some("file_read")),
+        ("Read", Some("file_read")),
+        ("read_file", Some("file_read")),
+        ("grep_search", Some("grep")),
+        ("cat", None),
+    ];
+    for (id, (called, meant)) in (2..).zip(cases) {
+        let answer = session.call(id, called, json!({"file_path": "x"}));
+        let hint = meant.map(|m| format!(" (did you mean {m}?)")).unwrap_or_default();
+        assert_eq!(
+            answer["error"],
+            json!({
+                "code": -32602,
+                "message": format!("unknown tool '{called}'{hint}; the tools are: {tools}")
+            }),
+            "{called}"
+        );
+    }
 }
