@@ -93,3 +93,53 @@ fn an_unknown_tool_over_mcp_is_told_the_tool_it_likely_meant() {
         );
     }
 }
+
+#[test]
+fn a_failed_later_edit_says_its_closest_line_is_in_the_edited_text() {
+    let env = Env::new();
+    env.write("f.txt", "alpha\nbeta\n");
+    // The closest line, `gamma one`, exists only once edits[0] has run.
+    let args = json!({"file_path": "f.txt", "edits": [
+        {"old_string": "alpha", "new_string": "gamma one"},
+        {"old_string": "gamma two", "new_string": "x"},
+    ]});
+    assert_eq!(
+        env.call_full("file_edit", args),
+        json!({
+            "error": "String not found in file (edits[1].old_string, looked for after edits[0] \
+                      was applied in memory: line numbers are in that text; no edit was written)",
+            "error_code": "NOT_FOUND",
+            "edit": 1,
+            "closest": {"line": 1, "text": "gamma one", "after_edits": 1},
+        })
+    );
+    let args = json!({"file_path": "f.txt", "edits": [
+        {"old_string": "alpha", "new_string": "gamma one"},
+        {"old_string": "beta", "new_string": "delta"},
+        {"old_string": "delta two", "new_string": "x"},
+    ]});
+    assert_eq!(
+        env.call_full("file_edit", args),
+        json!({
+            "error": "String not found in file (edits[2].old_string, looked for after \
+                      edits[0]-edits[1] were applied in memory: line numbers are in that text; no \
+                      edit was written)",
+            "error_code": "NOT_FOUND",
+            "edit": 2,
+            "closest": {"line": 2, "text": "delta", "after_edits": 2},
+        })
+    );
+    // The first edit is looked for in the file itself, as before.
+    let args =
+        json!({"file_path": "f.txt", "edits": [{"old_string": "alpha two", "new_string": "x"}]});
+    assert_eq!(
+        env.call_full("file_edit", args),
+        json!({
+            "error": "String not found in file (edits[0].old_string; no edit was written)",
+            "error_code": "NOT_FOUND",
+            "edit": 0,
+            "closest": {"line": 1, "text": "alpha"},
+        })
+    );
+    assert_eq!(env.read("f.txt"), b"alpha\nbeta\n");
+}
