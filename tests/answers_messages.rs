@@ -143,3 +143,35 @@ fn a_failed_later_edit_says_its_closest_line_is_in_the_edited_text() {
     );
     assert_eq!(env.read("f.txt"), b"alpha\nbeta\n");
 }
+
+#[test]
+fn full_glob_and_full_grep_agree_that_a_missing_path_is_file_not_found() {
+    let env = Env::new();
+    env.write("src/a.rs", "fn main() {}\n");
+    let not_found = json!({"error": "File not found: scr", "error_code": "FILE_NOT_FOUND"});
+    let glob = json!({"pattern": "*.rs", "path": "scr"});
+    assert_eq!(env.call_full("glob", glob.clone()), not_found);
+    assert_eq!(env.call_full("grep", json!({"pattern": "main", "path": "scr"})), not_found);
+    // Confined, the same (the path is looked for beneath the roots).
+    let confined = env
+        .cmd("glob")
+        .env("IKIGAI_TOOLS_PROFILE", "full")
+        .env("IKIGAI_TOOLS_ROOTS", env.work())
+        .current_dir(env.work())
+        .stdin(glob.to_string())
+        .run()
+        .json();
+    assert_eq!(confined, not_found);
+    // A directory that is there, and a missing one inside the pattern, are
+    // no error: nothing matched.
+    assert_eq!(
+        env.call_full("glob", json!({"pattern": "*.rs", "path": "src"})),
+        json!({"output": "src/a.rs", "count": 1})
+    );
+    assert_eq!(
+        env.call_full("glob", json!({"pattern": "lib/*.rs"})),
+        json!({"output": "", "count": 0})
+    );
+    // The seed profile keeps the seed's answer: nothing matched.
+    assert_eq!(env.call("glob", glob), json!({"output": "", "count": 0}));
+}
