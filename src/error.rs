@@ -36,7 +36,8 @@ pub enum ToolError {
     /// written. (`WRITE_FAILED`, with the seed's message and why.)
     EditLocked(String),
     /// A regular expression that does not compile; the text is the regex
-    /// error, folded onto one line.
+    /// error on one line, saying what is wrong and where
+    /// (`tools::grep::regex_error`).
     InvalidRegex(String),
     /// A malformed glob pattern (glob's `pattern`, grep's `glob`): what is
     /// wrong, and where.
@@ -52,6 +53,10 @@ pub enum ToolError {
     /// the version `expected_sha256` names: it changed since it was read.
     /// Nothing was written.
     Stale(String),
+    /// file_write (full profile): `expected_sha256` `""` said the file must
+    /// not exist, and it does. Nothing was written. (`STALE`: the version
+    /// found is not the one expected.)
+    Exists(String),
     /// An error that tells more (full profile only): the error itself, a
     /// note its message adds in parentheses, and fields its envelope
     /// carries after `error_code` (docs/SPEC.md, "Error codes"). Its code
@@ -85,7 +90,7 @@ impl ToolError {
             }
             ToolError::NotFound => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
-            ToolError::Stale(_) => "STALE",
+            ToolError::Stale(_) | ToolError::Exists(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
             ToolError::Detailed(detail) => detail.error.code(),
             ToolError::JobNotFound(_) => "JOB_NOT_FOUND",
@@ -339,6 +344,12 @@ impl fmt::Display for ToolError {
                 "File changed since it was read: {p} (its sha256 is not expected_sha256; read it \
                  again, nothing was written)"
             ),
+            ToolError::Exists(p) => write!(
+                f,
+                "File exists: {p} (expected_sha256 \"\" means the file must not exist; nothing \
+                 was written: to replace it, pass the sha256 file_read answers, or leave \
+                 expected_sha256 out)"
+            ),
             ToolError::AllocationFailed => f.write_str("Memory allocation failed"),
             ToolError::JobNotFound(id) => write!(
                 f,
@@ -397,6 +408,13 @@ mod tests {
                 "STALE",
                 "File changed since it was read: a.txt (its sha256 is not expected_sha256; read \
                  it again, nothing was written)",
+            ),
+            (
+                ToolError::Exists("a.txt".into()),
+                "STALE",
+                "File exists: a.txt (expected_sha256 \"\" means the file must not exist; \
+                 nothing was written: to replace it, pass the sha256 file_read answers, or leave \
+                 expected_sha256 out)",
             ),
             (
                 ToolError::SizeFailed("/dev/zero".into()),

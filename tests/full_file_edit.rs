@@ -128,7 +128,7 @@ fn full_edits_are_all_or_nothing_when_a_later_one_fails() {
     assert_eq!(
         v,
         json!({
-            "error": "String found 2 times, use replace_all to replace all (edits[2].old_string; no edit was written)",
+            "error": "String found 2 times, use replace_all to replace all (edits[2].old_string, looked for after edits[0]-edits[1] were applied in memory: line numbers are in that text; no edit was written)",
             "error_code": "NOT_UNIQUE",
             "edit": 2,
             "lines": [2, 4],

@@ -29,6 +29,17 @@ fn stale(path: &str) -> Value {
     })
 }
 
+/// `expected_sha256` `""` met a file: it exists, which is not what a
+/// changed file is (docs/TOOLS.md, "Versions").
+fn exists(path: &str) -> Value {
+    json!({
+        "error": format!("File exists: {path} (expected_sha256 \"\" means the file must not \
+                          exist; nothing was written: to replace it, pass the sha256 file_read \
+                          answers, or leave expected_sha256 out)"),
+        "error_code": "STALE"
+    })
+}
+
 /// The tools' links made before threads call them (two threads making one
 /// link at once would collide).
 fn linked(env: &Env) {
@@ -88,12 +99,12 @@ fn full_an_empty_expected_sha256_means_the_file_must_not_exist() {
     let env = Env::new();
     env.write("there.txt", "keep");
     let args = json!({"file_path": "there.txt", "content": "x", "expected_sha256": ""});
-    assert_eq!(write(&env, args), stale("there.txt"));
+    assert_eq!(write(&env, args), exists("there.txt"));
     assert_eq!(env.read("there.txt"), b"keep");
     // Even empty, it exists.
     env.write("empty.txt", "");
     let args = json!({"file_path": "empty.txt", "content": "x", "expected_sha256": ""});
-    assert_eq!(write(&env, args), stale("empty.txt"));
+    assert_eq!(write(&env, args), exists("empty.txt"));
     let args = json!({"file_path": "new.txt", "content": "fresh", "expected_sha256": ""});
     assert_eq!(write(&env, args), wrote(5, "new.txt", "fresh"));
     assert_eq!(env.read("new.txt"), b"fresh");
@@ -285,7 +296,7 @@ fn full_two_creations_of_one_new_file_one_wins() {
             (0..2).filter(|&who| answers[who].get("error_code").is_none()).collect();
         assert_eq!(winners.len(), 1, "{answers:?}");
         let winner = winners[0];
-        assert_eq!(answers[1 - winner], stale(&name));
+        assert_eq!(answers[1 - winner], exists(&name));
         assert_eq!(env.read(&name), format!("writer {winner}").as_bytes());
     }
 }

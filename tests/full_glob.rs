@@ -113,10 +113,11 @@ fn errors() {
         glob(&env, json!({"pattern": "*.{c,h"})),
         json!({"error": "Invalid glob pattern: unclosed '{' at position 2", "error_code": "INVALID_PATTERN"})
     );
-    // A missing directory lists nothing, as in the seed profile.
+    // A missing directory is FILE_NOT_FOUND, as in full grep (the seed
+    // profile lists nothing).
     assert_eq!(
         glob(&env, json!({"pattern": "*", "path": "missing"})),
-        json!({"output": "", "count": 0})
+        json!({"error": "File not found: missing", "error_code": "FILE_NOT_FOUND"})
     );
 }
 

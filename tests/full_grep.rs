@@ -322,7 +322,7 @@ fn errors() {
     assert_eq!(
         grep(&env, json!({"pattern": "(unclosed"})),
         json!({
-            "error": "Invalid pattern: regex parse error: (unclosed ^ error: unclosed group",
+            "error": "Invalid pattern: regex parse error: unclosed group: the '(' at position 0",
             "error_code": "INVALID_PATTERN"
         })
     );
@@ -381,7 +381,7 @@ fn confined_the_walk_reads_and_follows_nothing_outside_the_roots() {
 fn both_profiles_report_the_same_first_fault() {
     let env = Env::new();
     let regex_error = json!({
-        "error": "Invalid pattern: regex parse error: a{ ^ error: unclosed counted repetition",
+        "error": "Invalid pattern: regex parse error: unclosed counted repetition: the '{' at position 1",
         "error_code": "INVALID_PATTERN"
     });
     let path_error =

@@ -218,14 +218,14 @@ fn an_invalid_regex_is_reported_on_one_line() {
     assert_eq!(
         grep(&env, json!({"pattern": "(unclosed", "path": "missing"})),
         json!({
-            "error": "Invalid pattern: regex parse error: (unclosed ^ error: unclosed group",
+            "error": "Invalid pattern: regex parse error: unclosed group: the '(' at position 0",
             "error_code": "INVALID_PATTERN"
         })
     );
     assert_eq!(
         grep(&env, json!({"pattern": r"(a)\1"})),
         json!({
-            "error": "Invalid pattern: regex parse error: (a)\\1 ^^ error: backreferences are not supported",
+            "error": "Invalid pattern: regex parse error: backreferences are not supported: the '\\1' at position 3",
             "error_code": "INVALID_PATTERN"
         })
     );
@@ -237,7 +237,7 @@ fn the_regex_is_checked_before_the_glob_filter() {
     assert_eq!(
         grep(&env, json!({"pattern": "a{", "glob": "[x"})),
         json!({
-            "error": "Invalid pattern: regex parse error: a{ ^ error: unclosed counted repetition",
+            "error": "Invalid pattern: regex parse error: unclosed counted repetition: the '{' at position 1",
             "error_code": "INVALID_PATTERN"
         })
     );

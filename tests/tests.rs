@@ -11,6 +11,7 @@
 mod common;
 
 mod answers_by_hand;
+mod answers_messages;
 mod bash;
 mod confine;
 mod confine_roots;

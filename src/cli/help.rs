@@ -264,7 +264,7 @@ pub fn unknown_command(name: &str) -> String {
         .chain(commands.iter().map(String::as_str))
         .chain(["help"])
         .collect::<Vec<_>>();
-    let hint = match closest(name, &candidates) {
+    let hint = match tools::near_miss::closest_tool(name, candidates.iter().copied()) {
         Some(close) => format!(" (did you mean {close}?)"),
         None => String::new(),
     };
@@ -273,20 +273,6 @@ pub fn unknown_command(name: &str) -> String {
         tools.join(", "),
         commands.join(", ")
     )
-}
-
-/// The candidate closest to `name` (any spelling of a tool's name), if it
-/// is close: one edit (a transposition counting as one) per four letters,
-/// at least one. Stricter than a host's suggestion of a tool name (two
-/// edits) among a suite's short command names: `cat` is no `call`.
-pub(super) fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let wanted = tools::normalize_name(name);
-    candidates
-        .iter()
-        .map(|c| (strsim::osa_distance(&wanted, c), *c))
-        .filter(|(d, c)| *d <= 1.max(c.len() / 4))
-        .min()
-        .map(|(_, c)| c)
 }
 
 #[cfg(test)]

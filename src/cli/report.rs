@@ -3,8 +3,10 @@
 //! message is, by the one printer ([`crate::print`]), whose functions the
 //! front end reaches through here.
 
-use crate::host::registry::closest_name;
 pub use crate::print::{echo, print, print_command_error, print_error};
+/// The message for a tool name that is not known (one maker of it, shared
+/// with the MCP server).
+pub use crate::tools::near_miss::unknown_tool;
 
 /// The most of a panic's message told on stderr, in bytes: its head and
 /// tail are kept around the output limit's marker.
@@ -32,21 +34,6 @@ pub fn one_line_panics() {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line()));
         print_error(format!("panic{}: {told}", at.unwrap_or_default()));
     }));
-}
-
-/// The message for a tool name that is not known, with the closest known
-/// name when one is close, and the known names.
-pub fn unknown_tool<'a>(name: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> String {
-    let hint = match closest_name(name, known.clone()) {
-        Some(close) => format!(" (did you mean {close}?)"),
-        None => String::new(),
-    };
-    let names: Vec<&str> = known.into_iter().collect();
-    if names.is_empty() {
-        format!("unknown tool '{name}'; there are no tools")
-    } else {
-        format!("unknown tool '{name}'{hint}; the tools are: {}", names.join(", "))
-    }
 }
 
 #[cfg(test)]

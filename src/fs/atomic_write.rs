@@ -116,14 +116,14 @@ pub fn write<C: Content + ?Sized>(
 /// Writes `content` to `target`, which must not exist (file_write's
 /// `expected_sha256` `""`), crash-safely as `write` creates a file; the
 /// rename into place replaces nothing, so a file that appears meanwhile is
-/// never overwritten: that, or one there already, is `STALE`.
+/// never overwritten: that, or one there already, is `STALE` (`Exists`).
 pub fn create<C: Content + ?Sized>(
     target: &Target,
     path: &str,
     content: &C,
 ) -> Result<(), ToolError> {
     match target.stat() {
-        Ok(_) => Err(ToolError::Stale(path.to_owned())),
+        Ok(_) => Err(ToolError::Exists(path.to_owned())),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
             write_new(target, path, content, Replacing::Nothing)
         }
@@ -160,7 +160,7 @@ fn write_new<C: Content + ?Sized>(
         Failure::Create(e) | Failure::Rename(e)
             if replacing == Replacing::Nothing && e.raw_os_error() == Some(libc::EEXIST) =>
         {
-            ToolError::Stale(path.to_owned())
+            ToolError::Exists(path.to_owned())
         }
         other => other.into_tool_error(path),
     })

@@ -45,6 +45,6 @@ pub use check::{check, Report};
 pub use discover::{
     default_sources, discover, Discovery, Rejected, Rejection, Source, SCHEMA_TIMEOUT,
 };
-pub use registry::{closest_name, Origin, RegisteredTool, Registry};
+pub use registry::{Origin, RegisteredTool, Registry};
 pub use translate::{translate, Provider};
 pub use validate::{validate, Rule, Schema, Violation};

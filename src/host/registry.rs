@@ -132,7 +132,7 @@ impl Registry {
 
     /// A close name for a misspelled one, for "did you mean".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        closest_name(name, self.tools.iter().map(RegisteredTool::name))
+        tools::near_miss::closest_tool(name, self.tools.iter().map(RegisteredTool::name))
     }
 
     pub fn tools(&self) -> &[RegisteredTool] {
@@ -146,20 +146,6 @@ impl Registry {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
-}
-
-/// The name of `names` closest to `name` (read as a tool name, so
-/// `gerp-tool` is `gerp`), if it is close enough to be a likely misspelling:
-/// at most 2 edits, or a quarter of the name's length. Levenshtein distance
-/// from `strsim`, over characters.
-pub fn closest_name<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let wanted = tools::normalize_name(name);
-    names
-        .into_iter()
-        .map(|n| (strsim::levenshtein(&wanted, n), n))
-        .filter(|(d, n)| *d <= 2.max(n.len() / 4))
-        .min()
-        .map(|(_, n)| n)
 }
 
 #[cfg(test)]

@@ -158,12 +158,9 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(tool) = catalog::find(&request.name, self.profile) else {
+            let known = crate::tools::of(self.profile).map(|t| t.name);
             return Err(McpError::invalid_params(
-                format!(
-                    "unknown tool '{}'; the tools are: {}",
-                    request.name,
-                    crate::tools::of(self.profile).map(|t| t.name).collect::<Vec<_>>().join(", ")
-                ),
+                crate::tools::near_miss::unknown_tool(&request.name, known),
                 None,
             ));
         };

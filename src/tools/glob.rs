@@ -12,7 +12,8 @@
 //! (`fs::walk::matched`), hidden and ignored files left out unless asked
 //! (`fd --glob`), sorted by path or by modification time, at most
 //! `head_limit` paths, and names the ignore files skipped as over a bound
-//! (`ignore_files_skipped`).
+//! (`ignore_files_skipped`); a `path` that does not exist is
+//! `FILE_NOT_FOUND`, as in full grep.
 
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
@@ -20,6 +21,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use rustix::fs::{statat, AtFlags};
 
+use crate::confine::{ConfineError, Roots};
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::fs::pattern::Glob;
@@ -100,6 +102,10 @@ fn ignore_aware(request: &Request, glob: &Glob, context: &Context) -> Outcome {
     let &Request { by_mtime, head_limit, hidden, no_ignore, .. } = request;
     let rules = Rules { hidden, no_ignore, overrides: None };
     let roots = context.roots()?;
+    // An absolute pattern does not look in `path`.
+    if let Some(path) = request.path.filter(|_| !request.pattern.starts_with('/')) {
+        must_exist(path, roots)?;
+    }
     // (modification time, path): newest first, then by path.
     let mut all: Vec<((i64, i64), Vec<u8>)> = Vec::new();
     let mut ignore_files = IgnoreFiles::new();
@@ -132,6 +138,27 @@ fn ignore_aware(request: &Request, glob: &Glob, context: &Context) -> Outcome {
     }
     answer.extend(ignore_files.field(&answer, context.answer_limit(0)));
     Ok(answer)
+}
+
+/// `FILE_NOT_FOUND` for a `path` that does not exist, as full grep answers
+/// (docs/TOOLS.md, glob, "Full profile"): 0 matches would tell a model
+/// there are no such files when the directory was mistyped. Any other
+/// error is the walk's to meet (a `path` outside the roots is refused
+/// there).
+fn must_exist(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
+    let missing = match roots {
+        None => std::fs::metadata(path).err(),
+        Some(roots) => match roots.open_dir(path) {
+            Err(ConfineError::Io(e)) => Some(e),
+            _ => None,
+        },
+    };
+    match missing {
+        Some(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            Err(ToolError::FileNotFound(path.to_owned()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The entry's modification time (seconds, nanoseconds), as it is (a link

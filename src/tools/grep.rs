@@ -25,6 +25,7 @@ use crate::protocol::{Args, Outcome};
 mod files;
 mod ordered;
 mod print;
+mod regex_error;
 mod request;
 mod search;
 

@@ -20,6 +20,7 @@ mod grep;
 mod job_kill;
 mod job_list;
 mod job_output;
+pub mod near_miss;
 mod params;
 
 pub struct Tool {

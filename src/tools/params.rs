@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::near_miss;
 use super::Tool;
 use crate::error::ToolError;
 use crate::profile::{Profile, PROFILE_VAR};
@@ -37,14 +38,17 @@ pub fn check(tool: &Tool, args: &Args, profile: Profile) -> Result<(), ToolError
                 )));
             }
         }
-        if let Some(close) = near_miss(name, &known) {
+        if let Some(close) = near_miss::closest(name, known.iter().map(String::as_str)) {
             return Err(ToolError::InvalidArg(format!(
                 "unknown parameter {name}: did you mean {close}?"
             )));
         }
         // A misspelt full-profile parameter in the seed (`dryrun`) is no
         // less meant: ignored, the call would do what it was asked not to.
-        if let Some(close) = full_names.as_deref().and_then(|full| near_miss(name, full)) {
+        if let Some(close) = full_names
+            .as_deref()
+            .and_then(|full| near_miss::closest(name, full.iter().map(String::as_str)))
+        {
             return Err(ToolError::InvalidArg(format!(
                 "unknown parameter {name}: did you mean {close}? It is a full-profile parameter \
                  of {}; {}",
@@ -78,25 +82,6 @@ pub fn names(schema: &str) -> Vec<String> {
     serde_json::from_str::<Schema>(schema)
         .map(|s| s.parameters.properties.into_keys().collect())
         .unwrap_or_default()
-}
-
-/// The known name `name` is a misspelling of, if any: compared without
-/// case, `_` and `-` (`replaceAll`, `replaceall`), one edit (a
-/// transposition counting as one) per four letters, at least one. Close
-/// enough for `offest` and `file_pth`, far from the keys models add on
-/// their own (`description`, `reason`, `explanation`, `_meta`).
-fn near_miss<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
-    let plain = |s: &str| -> String {
-        s.chars().filter(|c| !matches!(c, '_' | '-')).map(|c| c.to_ascii_lowercase()).collect()
-    };
-    let wanted = plain(name);
-    known
-        .iter()
-        .map(|k| (plain(k), k))
-        .map(|(p, k)| (strsim::osa_distance(&wanted, &p), p.chars().count(), k))
-        .filter(|(distance, len, _)| *distance <= 1.max(len / 4))
-        .min_by_key(|(distance, _, _)| *distance)
-        .map(|(_, _, k)| k.as_str())
 }
 
 #[cfg(test)]

@@ -129,8 +129,8 @@ fn occurrences(
     }
     let searched = crlf.as_ref().map_or(old, |(o, _)| o.as_slice());
     if count == 0 && !edit.replace_all {
-        let fields = hints::closest(content, edit.old).map(|c| ("closest", c));
-        return Err(failed(ToolError::NotFound, edit.index, fields));
+        let closest = hints::closest(content, edit.old).map(|c| after_edits(c, edit.index));
+        return Err(failed(ToolError::NotFound, edit.index, closest.map(|c| ("closest", c))));
     }
     if count > 1 && !edit.replace_all {
         let lines = ("lines", hints::lines(content, searched));
@@ -139,7 +139,10 @@ fn occurrences(
     Ok((count, crlf))
 }
 
-/// The error of a failed edit: its hint, and, in `edits`, which edit.
+/// The error of a failed edit: its hint, and, in `edits`, which edit and,
+/// after the first, that it was looked for in the text the edits before it
+/// made, where the hint's line numbers are counted: a line that is not in
+/// the file would otherwise send a model looking for it there.
 fn failed(
     error: ToolError,
     index: Option<usize>,
@@ -147,11 +150,38 @@ fn failed(
 ) -> ToolError {
     let mut fields = Vec::new();
     let note = index.map(|i| {
-        fields.push(("edit", Field::Int(i64::try_from(i).unwrap_or(i64::MAX))));
-        format!("edits[{i}].old_string; no edit was written")
+        fields.push(("edit", Field::Int(as_int(i))));
+        let before = match i {
+            0 => String::new(),
+            1 => ", looked for after edits[0] was applied in memory: line numbers are in that \
+                  text"
+                .to_owned(),
+            _ => format!(
+                ", looked for after edits[0]-edits[{}] were applied in memory: line numbers are \
+                 in that text",
+                i - 1
+            ),
+        };
+        format!("edits[{i}].old_string{before}; no edit was written")
     });
     fields.extend(hint);
     error.detailed(note, fields)
+}
+
+/// `closest` of the edit `index` of `edits`, with `after_edits`, how many
+/// edits before it made the text its line is in, when there were any.
+fn after_edits(closest: Field, index: Option<usize>) -> Field {
+    match (closest, index) {
+        (Field::Object(mut fields), Some(i)) if i > 0 => {
+            fields.push(("after_edits", Field::Int(as_int(i))));
+            Field::Object(fields)
+        }
+        (closest, _) => closest,
+    }
+}
+
+fn as_int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// `content` with its `count` occurrences of `old` replaced by `new`, and

@@ -58,11 +58,28 @@ fn overrides(glob: &str) -> Result<ignore::overrides::Override, ToolError> {
         return Err(ToolError::GlobTooLarge(why));
     }
     let invalid = |e: ignore::Error| {
-        ToolError::InvalidGlob(GlobFault::Other(crate::error::one_line(&e.to_string())))
+        positioned(glob).unwrap_or_else(|| {
+            ToolError::InvalidGlob(GlobFault::Other(crate::error::one_line(&e.to_string())))
+        })
     };
     let mut builder = ignore::overrides::OverrideBuilder::new(".");
     builder.add(glob).map_err(invalid)?;
     builder.build().map_err(invalid)
+}
+
+/// What is wrong with a `glob` filter globset refused, and where, as glob's
+/// own parser tells it (`unclosed '[' at position 2`): globset says what
+/// but not where (`error parsing glob '*.[ch': unclosed character class;
+/// missing ']'`). `None` when that parser names no place (a `!` before
+/// the filter is a literal character to it, so places stay those of the
+/// filter as given).
+fn positioned(glob: &str) -> Option<ToolError> {
+    match Glob::new(None, glob) {
+        Err(ToolError::InvalidGlob(fault)) if !matches!(fault, GlobFault::Other(_)) => {
+            Some(ToolError::InvalidGlob(fault))
+        }
+        _ => None,
+    }
 }
 
 /// The files to search, found as they are fed (see `feed`).

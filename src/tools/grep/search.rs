@@ -16,6 +16,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use super::files::{Files, Item, Walked};
 use super::ordered;
 use super::print::{Entries, FileOut, InTurn, Printer};
+use super::regex_error;
 use super::request::{Mode, Request};
 use crate::error::{one_line, ToolError};
 use crate::fs::pattern::{too_long, REGEX_SIZE_LIMIT};
@@ -86,7 +87,10 @@ pub(super) fn matcher(request: &Request<'_>) -> Result<RegexMatcher, ToolError> 
             .case_insensitive(request.case_insensitive)
             .build()
             .parse(pattern)
-            .map_err(|e| invalid(&e))?;
+            .map_err(|e| match regex_error::told(&e) {
+                Some(told) => ToolError::InvalidRegex(told),
+                None => invalid(&e),
+            })?;
     }
     let mut builder = RegexMatcherBuilder::new();
     builder.multi_line(true).crlf(true);
