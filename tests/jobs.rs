@@ -285,6 +285,80 @@ fn jobs_workdir_is_where_the_command_starts() {
     }
 }
 
+/// job_list's row of the job `id`, its age left out (it grows), once
+/// `done` says it is the one awaited (a bounded wait).
+fn listed_row(jobs: &Jobs, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let listed = jobs.call("job_list", json!({}));
+        let rows = listed["jobs"].as_array().unwrap_or_else(|| panic!("{listed}"));
+        let mut row = rows.iter().find(|r| r["job_id"] == id).cloned().unwrap_or(Value::Null);
+        if done(&row) {
+            assert!(row["age"].as_u64().is_some_and(|a| a < 60), "{row}");
+            row.as_object_mut().unwrap().remove("age");
+            return row;
+        }
+        assert!(Instant::now() < deadline, "{listed}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Issue 25: a job that ended was listed until read (up to its time to
+/// live) with nothing saying why. job_list shows it ended as soon as it
+/// has, how (`exit_code`, `timed_out` as job_output says them), and the
+/// bytes job_output has not answered yet.
+#[test]
+fn jobs_job_list_shows_an_ended_job_with_its_exit_code_and_what_is_unread() {
+    let jobs = Jobs::new();
+    let command = "sleep 1; printf 'a\\nb\\n'; exit 3";
+    let first = jobs.call("bash", json!({"command": command, "run_in_background": true}));
+    let id = id_of(&first);
+    let ended = listed_row(&jobs, &id, |row| row["state"] != "running");
+    assert_eq!(
+        ended,
+        json!({"job_id": id, "command": command, "state": "exited", "bytes": 4, "unread": 4,
+               "exit_code": 3})
+    );
+    let read = jobs.call("job_output", json!({"job_id": id}));
+    assert_eq!(read, json!({"output": "a\nb\n", "running": false, "exit_code": 3}));
+    assert_eq!(jobs.call("job_list", json!({})), json!({"jobs": []}), "read to its end: gone");
+
+    // Running: so; stopped at its timeout: as job_output says it.
+    let command = "echo up; sleep 300";
+    let first =
+        jobs.call("bash", json!({"command": command, "run_in_background": true, "timeout": 2}));
+    let id = id_of(&first);
+    // What the first answer gave is read already.
+    let given = first_output(&first).len() as u64;
+    let running = listed_row(&jobs, &id, |row| row["state"] == "running");
+    assert_eq!(running["unread"], json!(running["bytes"].as_u64().unwrap() - given), "{running}");
+    let ended = listed_row(&jobs, &id, |row| row["state"] != "running");
+    let unread = 3 - given;
+    assert_eq!(
+        ended,
+        json!({"job_id": id, "command": command, "state": "timed_out", "bytes": 3,
+               "unread": unread, "exit_code": 143, "timed_out": true})
+    );
+}
+
+/// Issue 25: a job's supervisor, forked from the tool that started it,
+/// showed in ps as that tool (`bash`). It shows as the job it runs, by the
+/// id job_list gives.
+#[test]
+fn jobs_a_jobs_supervisor_shows_as_its_job_in_ps() {
+    let jobs = Jobs::new();
+    let first = jobs.call("bash", json!({"command": "sleep 300", "run_in_background": true}));
+    let id = id_of(&first);
+    let pid_file = jobs.state.join("default").join(&id).join("pid");
+    let pid = pids_in(&pid_file, 1)[0];
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let shown = String::from_utf8_lossy(&cmdline).trim_end_matches('\0').replace('\0', " ");
+    assert_eq!(shown, format!("ikigai-tools job {}: sleep 300", &id[..8]));
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+    assert_eq!(comm, "ikigai-job\n");
+    jobs.call("job_kill", json!({"job_id": id}));
+}
+
 #[test]
 fn jobs_job_kill_leaves_no_process_and_job_list_shows_it_ended() {
     let jobs = Jobs::new();

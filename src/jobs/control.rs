@@ -169,6 +169,9 @@ pub struct Listed {
     pub age: u64,
     /// Bytes it printed.
     pub bytes: u64,
+    /// Bytes printed that `job_output` has not answered yet: why an ended
+    /// job is still listed (it stays until read to its end).
+    pub unread: u64,
 }
 
 /// `job_list`: every job of the namespace, running or ended and not yet
@@ -180,10 +183,14 @@ pub fn list(settings: &Settings, roots: Option<&Roots>) -> Result<Vec<Listed>, T
     for id in ns.ids() {
         let Ok(job) = Job::open(&ns, &id) else { continue };
         let Some(meta) = job.meta() else { continue };
+        // Ended is looked at first: once it has ended, the count is final.
+        let ended = job.ended();
+        let bytes = job.count();
         jobs.push(Listed {
-            ended: job.ended(),
+            ended,
             age: store::now_secs().saturating_sub(meta.started),
-            bytes: job.count(),
+            bytes,
+            unread: bytes.saturating_sub(job.cursor()),
             command: meta.command,
             id,
         });

@@ -155,6 +155,7 @@ fn supervise<S: StopSignals>(
     launch: impl FnOnce() -> Result<Launched<S>, String>,
 ) {
     detach();
+    name_in_ps(job);
     let not_run = Ended { exit_code: CANNOT_RUN, timed_out: false, killed: false };
     let Ok(mut writer) = job.writer(plan.keep) else {
         let _ = job.record_exit(not_run);
@@ -247,6 +248,17 @@ impl Watch for Limits<'_> {
             store::age(self.job.last_read()) > self.ttl || !self.job.still_there()
         }
     }
+}
+
+/// Named in `ps` as what it is, a job's supervisor, with the job's id (as
+/// job_list shows it) and command: forked from the tool that started it,
+/// it would show as that tool (`bash`, or the MCP server's command line).
+fn name_in_ps(job: &Job) {
+    let short = job.id.get(..8).unwrap_or(&job.id);
+    let command = job.meta().map(|m| m.command).unwrap_or_default();
+    let titles =
+        [format!("ikigai-tools job {short}: {command}"), format!("job {short}: {command}")];
+    crate::process::title::set(&[&titles[0], &titles[1]], "ikigai-job");
 }
 
 /// Out of the starter's world: stdio on /dev/null (a host waiting for the

@@ -456,11 +456,11 @@ fn become_call(call: Call, sigchld: &SigSet, run_tool: RunTool) -> ! {
 fn set_up(call: Call, sigchld: &SigSet) -> io::Result<OsString> {
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(sigchld), None)?;
     setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
-    // Named after its tool in ps and top, as a spawned call is by argv[0]
-    // (its command line stays the server's: no exec rewrote it).
-    if let Ok(name) = std::ffi::CString::new(call.argv0.as_bytes()) {
-        let _ = nix::sys::prctl::set_name(&name);
-    }
+    // Named after its tool in ps and top, as a spawned call is by argv[0],
+    // and its command line too (no exec rewrote the server's).
+    let tool = call.argv0.to_string_lossy();
+    let titles = [format!("ikigai-tools mcp: {tool}"), format!("mcp: {tool}")];
+    crate::process::title::set(&[&titles[0], &titles[1], &tool], &tool);
     // Raw numbers from here: `close_from` closes what is not kept.
     let stdin = call.stdin.into_raw_fd();
     let stdout = call.stdout.into_raw_fd();

@@ -109,6 +109,9 @@ pub fn announce(line: RawFd) -> io::Result<()> {
 /// it was forked from may have had other threads, holding locks (malloc's)
 /// that no thread here will ever release.
 fn guard(line: RawFd) -> ! {
+    // Named as what it is in `ps -e` and top, not as the tool it was forked
+    // from (a second `bash`); prctl is a system call, nothing allocated.
+    let _ = nix::sys::prctl::set_name(c"ikigai-guardian");
     let _ = unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
     let _ = signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::all()), None);
     close_all_but(line);

@@ -12,6 +12,7 @@
 //! - [`supervise`]: watching one command to its end (bash's call, a job's
 //!   supervisor): one loop, its states, and one policy for what ends it;
 //! - [`status`]: how a process ended, and the shell's 128+N for a signal;
+//! - [`title`]: a forked process's command line and name in `ps`;
 //! - [`timed`]: running processes as a host runs tools, several at once, with
 //!   a time limit.
 //!
@@ -26,6 +27,7 @@ pub mod pipes;
 pub mod status;
 pub mod supervise;
 pub mod timed;
+pub mod title;
 
 pub use group::Group;
 pub use guardian::Guardian;

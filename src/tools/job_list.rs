@@ -1,7 +1,8 @@
 //! job_list (full profile): the jobs of the caller's agent or session
 //! (docs/TOOLS.md, "Jobs"): id, command, state, age in seconds, bytes
-//! printed (and the exit code of an ended one), as many as the output limit
-//! holds; the number left out in `more`.
+//! printed and not yet read (and how an ended one ended, as job_output
+//! says it: `exit_code`, `timed_out`), as many as the output limit holds;
+//! the number left out in `more`.
 
 use crate::context::Context;
 use crate::error::ToolError;
@@ -64,9 +65,15 @@ fn row(job: Listed) -> Vec<(&'static str, Field)> {
         ("state", Field::Text(state_name(job.ended).as_bytes().to_vec())),
         ("age", Field::Int(int(job.age))),
         ("bytes", Field::Int(int(job.bytes))),
+        // An ended job stays listed until job_output has read it to its
+        // end: what is left to read says why, and that job_output is next.
+        ("unread", Field::Int(int(job.unread))),
     ];
     if let Some(e) = job.ended {
         row.push(("exit_code", Field::Int(e.exit_code)));
+        if e.timed_out {
+            row.push(("timed_out", Field::Bool(true)));
+        }
     }
     row
 }

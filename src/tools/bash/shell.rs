@@ -23,10 +23,27 @@ use crate::process::{group, guardian, pipes};
 
 pub const SHELL: &str = "/bin/sh";
 
-/// What a pager or a credential prompt would wait for, the command cannot
-/// give: no terminal, no input.
-const ENV: [(&str, &str); 3] =
-    [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0")];
+/// What a pager, a credential prompt or an editor would wait for, the
+/// command cannot give: no terminal, no input (docs/TOOLS.md, "bash").
+/// Set over the host's own values: an editor the user chose still has no
+/// terminal here, and would hold the call to its timeout.
+const ENV: [(&str, &str); 7] = [
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_EDITOR", NO_EDITOR),
+    ("GIT_SEQUENCE_EDITOR", NO_EDITOR),
+    ("EDITOR", NO_EDITOR),
+    ("VISUAL", NO_EDITOR),
+];
+
+/// The editor: a shell command (git and most programs run the variable
+/// through `sh -c`, appending the file) that says why on stderr and fails
+/// at once; `; :` swallows the file appended. A program that executes the
+/// value as a file name fails at once too (no such file), naming it.
+const NO_EDITOR: &str = "echo 'ikigai-tools: no editor here (no terminal): put the text in the \
+                         command (git commit -m MSG) or set EDITOR/GIT_SEQUENCE_EDITOR to a \
+                         command that edits the file' >&2; exit 1; :";
 
 /// Starts `shell_path -c command`, announced on the guardian's `line`,
 /// confined when `confinement` says so (else in `workdir`, when given); the
