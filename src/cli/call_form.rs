@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 
 use serde_json::Value;
 
-use super::help;
+use crate::tools::near_miss;
 use crate::profile::Profile;
 use crate::tools::Tool;
 
@@ -74,7 +74,7 @@ pub fn hint(
     };
     if from_argument && text.starts_with('-') {
         let option = one_line(text);
-        return Some(match tools::near_miss::closest(text.trim_start_matches('-'), OPTIONS) {
+        return Some(match near_miss::closest(text.trim_start_matches('-'), OPTIONS) {
             Some(meant) => format!("unknown option {option}: did you mean --{meant}?"),
             None => format!("unknown option {option}; {}", form(None)),
         });
