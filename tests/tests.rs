@@ -10,6 +10,7 @@
 #[macro_use]
 mod common;
 
+mod answers_file_answers;
 mod bash;
 mod confine;
 mod confine_roots;

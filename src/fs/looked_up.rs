@@ -1,5 +1,5 @@
 //! What a not-found or permission answer adds about the path it names
-//! (docs/TOOLS.md, "Paths"): the answer keeps its start, `File not found:
+//! (docs/SPEC.md, "Error codes"): the answer keeps its start, `File not found:
 //! PATH` with PATH as the model gave it (hosts match on it), and tells in
 //! parentheses what was looked up when that differs from what was given:
 //!
@@ -45,10 +45,12 @@ pub fn explain(err: ToolError, given: &str, roots: Option<&Roots>) -> ToolError 
     }
 }
 
-/// Whether `told` is `GIVEN (the directory … does not exist)` (`Why::NoDirectory`).
+/// Whether `told` is `GIVEN (the directory DIR does not exist)`
+/// (`Why::NoDirectory` naming the path's own parent; one a link leads to
+/// is not where the path was looked for).
 fn is_missing_directory(told: &str, given: &str) -> bool {
-    told.strip_prefix(given).and_then(|why| why.strip_prefix(" (the directory ")).is_some()
-        && told.ends_with(" does not exist)")
+    let why = told.strip_prefix(given).and_then(|why| why.strip_prefix(" (the directory "));
+    why.is_some_and(|why| !why.starts_with("it would be in ") && why.ends_with(" does not exist)"))
 }
 
 /// What a path that was not found adds: that `~` and `$VARIABLES` are not
