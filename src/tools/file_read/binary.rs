@@ -22,9 +22,9 @@ use crate::fs::digest::sha256_of_file;
 use crate::json::Field;
 use crate::protocol::Answer;
 
-/// How much of a file's start is looked at for a NUL: git's 8000, rounded
-/// to a page pair.
-pub const SNIFF_LEN: usize = 8 * 1024;
+/// How much of a file's start is looked at for a NUL: git's 8000 bytes,
+/// rounded up to 8 KiB.
+const SNIFF_LEN: usize = 8 * 1024;
 
 /// The answer for `file` (of `size` bytes, opened from `path`) if it is
 /// binary; `None` when it is text, to be read as such. `full`: the full
