@@ -148,7 +148,8 @@ fn a_failed_later_edit_says_its_closest_line_is_in_the_edited_text() {
 fn full_glob_and_full_grep_agree_that_a_missing_path_is_file_not_found() {
     let env = Env::new();
     env.write("src/a.rs", "fn main() {}\n");
-    let not_found = json!({"error": "File not found: scr", "error_code": "FILE_NOT_FOUND"});
+    let message = format!("File not found: scr{}", env.looked_for("scr"));
+    let not_found = json!({"error": message, "error_code": "FILE_NOT_FOUND"});
     let glob = json!({"pattern": "*.rs", "path": "scr"});
     assert_eq!(env.call_full("glob", glob.clone()), not_found);
     assert_eq!(env.call_full("grep", json!({"pattern": "main", "path": "scr"})), not_found);

@@ -139,7 +139,10 @@ fn argument_checks_come_first_empty_then_identical() {
     );
     assert_eq!(
         edit(&env, "missing.txt", "a", "b"),
-        error("File not found: missing.txt", "FILE_NOT_FOUND")
+        error(
+            &format!("File not found: missing.txt{}", env.looked_for("missing.txt")),
+            "FILE_NOT_FOUND"
+        )
     );
 }
 
@@ -227,7 +230,8 @@ fn unreadable_or_read_only_files_are_permission_denied_and_untouched() {
         let path = format!("open/{name}");
         let args = json!({"file_path": path, "old_string": "old", "new_string": "new"});
         let ran = env.cmd("file-edit").stdin(args.to_string()).as_nobody().run();
-        assert_eq!(ran.json(), error(&format!("Permission denied: {path}"), "PERMISSION_DENIED"));
+        let denied = format!("Permission denied: {path}{}", env.resolved_to(&path));
+        assert_eq!(ran.json(), error(&denied, "PERMISSION_DENIED"));
         // Readable again, for a test that does not run as root.
         chmod(&env.path(&path), 0o644);
         assert_eq!(env.read(&path), b"old");

@@ -272,7 +272,10 @@ fn a_file_nobody_may_write_is_permission_denied_and_untouched() {
         // must not, since the file itself may not be written.
         assert_eq!(
             write_as_nobody(&env, &path, "new"),
-            error(&format!("Permission denied: {path}"), "PERMISSION_DENIED")
+            error(
+                &format!("Permission denied: {path}{}", env.resolved_to(&path)),
+                "PERMISSION_DENIED"
+            )
         );
         // Readable again, for a test that does not run as root.
         chmod(&env.path(&path), 0o644);
@@ -289,7 +292,8 @@ fn a_new_file_in_a_read_only_directory_is_permission_denied() {
     let read_only = ModeGuard::set(&dir, 0o555);
     let v = write_as_nobody(&env, "closed/new.txt", "x");
     drop(read_only);
-    assert_eq!(v, error("Permission denied: closed/new.txt", "PERMISSION_DENIED"));
+    let denied = format!("Permission denied: closed/new.txt{}", env.resolved_to("closed/new.txt"));
+    assert_eq!(v, error(&denied, "PERMISSION_DENIED"));
     assert!(!env.path("closed/new.txt").exists());
 }
 
@@ -299,8 +303,11 @@ fn a_missing_parent_directory_is_open_failed() {
     assert_eq!(
         write(&env, "nonexistent/dir/file.txt", "x"),
         error(
-            "Cannot open file: nonexistent/dir/file.txt (the directory nonexistent/dir does not \
-             exist)",
+            &format!(
+                "Cannot open file: nonexistent/dir/file.txt (the directory nonexistent/dir does \
+                 not exist; looked for {})",
+                env.real_path("nonexistent/dir/file.txt")
+            ),
             "OPEN_FAILED"
         )
     );
@@ -387,9 +394,12 @@ fn shellclaw_dialect_error_exits_1_with_the_message_on_stderr() {
     let env = Env::new();
     let ran = env.run_arg("file_write", r#"{"file_path":"no/such/dir.txt","content":"x"}"#);
     assert_eq!(ran.code, Some(1));
-    let message = "Cannot open file: no/such/dir.txt (the directory no/such does not exist)";
+    let message = format!(
+        "Cannot open file: no/such/dir.txt (the directory no/such does not exist; looked for {})",
+        env.real_path("no/such/dir.txt")
+    );
     assert_eq!(ran.stderr, format!("{message}\n"));
-    assert_eq!(ran.json(), error(message, "OPEN_FAILED"));
+    assert_eq!(ran.json(), error(&message, "OPEN_FAILED"));
     let ran = env.run_arg("file_write", r#"{"file_path":"ok.txt","content":"ok"}"#);
     assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
     assert_eq!(ran.json(), wrote(2, "ok.txt"));
@@ -399,7 +409,7 @@ fn shellclaw_dialect_error_exits_1_with_the_message_on_stderr() {
 fn snapshots() {
     let env = Env::new();
     snap!("answer", write(&env, "test.txt", "Hello, world!\n"));
-    snap!("error_open_failed", write(&env, "nonexistent/dir/file.txt", "x"));
+    snap!("error_open_failed", env.redacted(write(&env, "nonexistent/dir/file.txt", "x")));
 }
 
 // ---- Regression tests, issue 8 ----

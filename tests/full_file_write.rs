@@ -148,7 +148,8 @@ fn full_a_file_that_cannot_be_read_has_no_version_to_compare() {
         .run();
     assert_eq!(
         ran.json(),
-        json!({"error": "Permission denied: secret.txt", "error_code": "PERMISSION_DENIED"})
+        json!({"error": format!("Permission denied: secret.txt{}", env.resolved_to("secret.txt")),
+               "error_code": "PERMISSION_DENIED"})
     );
     drop(_mode);
     assert_eq!(env.read("secret.txt"), b"x");
@@ -317,7 +318,8 @@ fn full_create_dirs_makes_the_missing_parents() {
     let args = json!({"file_path": "p/q.txt", "content": "x", "create_dirs": false});
     assert_eq!(
         write(&env, args),
-        json!({"error": "Cannot open file: p/q.txt (the directory p does not exist)",
+        json!({"error": format!("Cannot open file: p/q.txt (the directory p does not exist; \
+                                 looked for {})", env.real_path("p/q.txt")),
                "error_code": "OPEN_FAILED"})
     );
     // A file where a directory must be.

@@ -117,7 +117,10 @@ fn errors() {
     // profile lists nothing).
     assert_eq!(
         glob(&env, json!({"pattern": "*", "path": "missing"})),
-        json!({"error": "File not found: missing", "error_code": "FILE_NOT_FOUND"})
+        json!({
+            "error": format!("File not found: missing{}", env.looked_for("missing")),
+            "error_code": "FILE_NOT_FOUND"
+        })
     );
 }
 

@@ -317,7 +317,8 @@ fn errors() {
     }
     assert_eq!(
         grep(&env, json!({"pattern": "x", "path": "missing"})),
-        json!({"error": "File not found: missing", "error_code": "FILE_NOT_FOUND"})
+        json!({"error": format!("File not found: missing{}", env.looked_for("missing")),
+               "error_code": "FILE_NOT_FOUND"})
     );
     assert_eq!(
         grep(&env, json!({"pattern": "(unclosed"})),

@@ -280,7 +280,8 @@ fn jobs_workdir_is_where_the_command_starts() {
         let missing = jobs.call_with("bash", json!({"command": "pwd", "workdir": "nope"}), &vars);
         assert_eq!(
             missing,
-            json!({"error": "File not found: nope", "error_code": "FILE_NOT_FOUND"})
+            json!({"error": format!("File not found: nope{}", jobs.env.looked_for("nope")),
+                   "error_code": "FILE_NOT_FOUND"})
         );
     }
 }

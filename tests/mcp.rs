@@ -98,7 +98,8 @@ fn mcp_a_call_answers_as_the_command_line() {
     assert_eq!(answer["result"]["content"][0]["text"], "out\nerr\nexit_code: 4");
     let answer = session.call(4, "file_read", json!({"file_path": "missing"}));
     assert_eq!(answer["result"]["isError"], true);
-    assert_eq!(answer["result"]["content"][0]["text"], "FILE_NOT_FOUND: File not found: missing");
+    let text = format!("FILE_NOT_FOUND: File not found: missing{}", env.looked_for("missing"));
+    assert_eq!(answer["result"]["content"][0]["text"], text);
 }
 
 #[test]

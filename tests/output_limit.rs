@@ -268,6 +268,10 @@ fn under_the_tool_names_every_answer_is_what_ikigai_reads() {
         mixed.extend_from_slice(b"\xff\xe2\x9c\n");
     }
     env.write("mixed.bin", &mixed);
+    // The same with \x02 for NUL (escaped as long): file_read tells a file
+    // with a NUL, and shows this one.
+    let no_nul: Vec<u8> = mixed.iter().map(|&b| if b == 0 { 2 } else { b }).collect();
+    env.write("mixed.txt", &no_nul);
     for i in 0..3000 {
         env.write(&format!("many/file-with-a-rather-long-name-{i:05}.txt"), "match me\n");
     }
@@ -277,8 +281,8 @@ fn under_the_tool_names_every_answer_is_what_ikigai_reads() {
         ("bash_tool", json!({"command": "head -c 1000000 /dev/zero"})),
         ("bash-tool", json!({"command": "head -c 300000 /dev/urandom"})),
         ("bash-tool", json!({"command": "cat mixed.bin"})),
-        ("file-read-tool", json!({"file_path": "mixed.bin"})),
-        ("file_read_tool", json!({"file_path": "mixed.bin", "offset": 2, "limit": 30000})),
+        ("file-read-tool", json!({"file_path": "mixed.txt"})),
+        ("file_read_tool", json!({"file_path": "mixed.txt", "offset": 2, "limit": 30000})),
         ("glob-tool", json!({"pattern": "many/*"})),
         ("grep-tool", json!({"pattern": "match", "glob": "many/*"})),
         ("grep-tool", json!({"pattern": "matching", "path": "matches.txt"})),

@@ -200,11 +200,9 @@ fn shellclaw_errors_exit_1_with_the_message_on_stderr() {
     let env = Env::new();
     let ran = env.run_arg("file_read", r#"{"file_path":"missing.txt"}"#);
     assert_eq!(ran.code, Some(1));
-    assert_eq!(
-        ran.json(),
-        json!({"error": "File not found: missing.txt", "error_code": "FILE_NOT_FOUND"})
-    );
-    assert_eq!(ran.stderr, "File not found: missing.txt\n");
+    let message = format!("File not found: missing.txt{}", env.looked_for("missing.txt"));
+    assert_eq!(ran.json(), json!({"error": message, "error_code": "FILE_NOT_FOUND"}));
+    assert_eq!(ran.stderr, format!("{message}\n"));
     let ran = env.run_arg("grep", "{");
     assert_eq!(ran.code, Some(1));
     assert_eq!(ran.stderr, "invalid JSON at line 1 column 1: EOF while parsing an object\n");
@@ -239,7 +237,7 @@ fn operation_errors_in_ikigai_dialect_are_quiet_on_stderr() {
     let ran = env.run("file-read", r#"{"file_path":"missing.txt"}"#);
     assert_eq!(ran.code, Some(0));
     assert_eq!(ran.stderr, "");
-    snap!("ikigai_file_not_found", ran.json());
+    snap!("ikigai_file_not_found", env.redacted(ran.json()));
 }
 
 /// Runs `link ARG` with stdout on a pseudo-terminal; what the terminal
@@ -278,11 +276,12 @@ fn at_a_terminal_the_answer_ends_its_line_in_a_pipe_it_does_not() {
     assert_eq!(stderr, "");
     // The shellclaw dialect's stderr copy of an error comes after that line.
     let (seen, stderr) = at_a_terminal(&env, "file-read", r#"{"file_path":"missing"}"#);
+    let message = format!("File not found: missing{}", env.looked_for("missing"));
     assert_eq!(
         String::from_utf8_lossy(&seen),
-        "{\"error\":\"File not found: missing\",\"error_code\":\"FILE_NOT_FOUND\"}\r\n"
+        format!("{{\"error\":\"{message}\",\"error_code\":\"FILE_NOT_FOUND\"}}\r\n")
     );
-    assert_eq!(stderr, "File not found: missing\n");
+    assert_eq!(stderr, format!("{message}\n"));
     // Into a pipe, as a host reads it: the object's exact bytes.
     let ran = env.run_arg("bash", r#"{"command":"echo hi"}"#);
     assert_eq!(ran.stdout, br#"{"output":"hi","exit_code":0}"#);

@@ -4,6 +4,7 @@ pub mod append_only;
 pub mod atomic_write;
 pub mod digest;
 pub mod lock;
+pub mod looked_up;
 pub mod make_dirs;
 pub mod open;
 pub mod pattern;

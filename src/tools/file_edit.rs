@@ -31,13 +31,14 @@
 use memchr::memmem;
 use serde_json::Value;
 
+use crate::confine::Roots;
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::fs::atomic_write::{self, Content};
 use crate::fs::digest::sha256_hex;
 use crate::fs::open::open_regular;
 use crate::fs::target::Target;
-use crate::fs::{basename, lock, read};
+use crate::fs::{basename, lock, looked_up, read};
 use crate::json::{self, Field};
 use crate::limit::Bounded;
 use crate::protocol::{Answer, Args, Outcome};
@@ -75,8 +76,13 @@ impl<'a> Request<'a> {
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
     let request = Request::parse(args)?;
-    let path = request.file_path;
     let roots = context.roots()?;
+    // A path not found or refused says what was looked up.
+    edit(&request, roots, context).map_err(|e| looked_up::explain(e, request.file_path, roots))
+}
+
+fn edit(request: &Request, roots: Option<&Roots>, context: &Context) -> Outcome {
+    let path = request.file_path;
     // The file read (its errors first, as docs/SPEC.md has them), then where
     // the edit will be written: both beneath the roots if any.
     let opened = open_regular(path, roots)?;
@@ -97,7 +103,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     }
     let answer = match (&request.edits[..], context.profile.is_full()) {
         ([edit], false) => replace_streamed(edit, &content, &target, path)?,
-        (edits, _) => apply_in_memory(edits, &content, &target, &request, context)?,
+        (edits, _) => apply_in_memory(edits, &content, &target, request, context)?,
     };
     drop(file);
     Ok(answer)

@@ -28,6 +28,7 @@
 //! whatever part is answered. An image, to a client that shows images, is
 //! answered as one (`image`).
 
+mod binary;
 mod image;
 mod numbered;
 mod version;
@@ -37,6 +38,7 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 use crate::context::Context;
 use crate::error::ToolError;
+use crate::fs::looked_up;
 use crate::fs::open::open_regular;
 use crate::fs::read::{self, SIZELESS_MAX};
 use crate::json::{size, Field};
@@ -84,7 +86,15 @@ impl<'a> Request<'a> {
 }
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    let Request { file_path: path, offset, limit, line_numbers: numbers } = Request::parse(args)?;
+    let request = Request::parse(args)?;
+    let path = request.file_path;
+    let roots = context.roots()?;
+    // A path not found or refused says what was looked up.
+    read_file(request, context).map_err(|e| looked_up::explain(e, path, roots))
+}
+
+fn read_file(request: Request, context: &Context) -> Outcome {
+    let Request { file_path: path, offset, limit, line_numbers: numbers } = request;
     let mut file = open_regular(path, context.roots()?)?;
     let size = file.metadata().map_err(|_| ToolError::SizeFailed(path.to_owned()))?.len();
     // What the full profile adds, decided here once: an image answered as
@@ -96,6 +106,10 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         if let Some(answer) = image::answer(&mut file, size, path)? {
             return Ok(answer);
         }
+    }
+    // Told, not shown, whatever part was asked for (`binary`).
+    if let Some(answer) = binary::answer(&file, size, path, full)? {
+        return Ok(answer);
     }
     let mut tally = full.then(Tally::new);
     // What may still be read: all of a file that has a size, a bounded

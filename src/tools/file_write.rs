@@ -18,7 +18,7 @@ use crate::error::{Kind, ToolError, Why};
 use crate::fs::digest::{sha256_hex, sha256_of_file};
 use crate::fs::lock::Locked;
 use crate::fs::target::Target;
-use crate::fs::{atomic_write, basename, lock, make_dirs, read};
+use crate::fs::{atomic_write, basename, lock, looked_up, make_dirs, read};
 use crate::json::Field;
 use crate::protocol::{Args, Outcome};
 
@@ -51,8 +51,15 @@ impl<'a> Request<'a> {
 }
 
 pub fn run(args: &Args, context: &Context) -> Outcome {
-    let Request { file_path: path, content, expected_sha256: expected, create_dirs } =
-        Request::parse(args)?;
+    let request = Request::parse(args)?;
+    let path = request.file_path;
+    let roots = context.roots()?;
+    // A path not found or refused says what was looked up.
+    write(request, context).map_err(|e| looked_up::explain(e, path, roots))
+}
+
+fn write(request: Request, context: &Context) -> Outcome {
+    let Request { file_path: path, content, expected_sha256: expected, create_dirs } = request;
     if create_dirs {
         make_dirs::parents(path, context.roots()?)?;
     }

@@ -24,6 +24,7 @@ use rustix::fs::{statat, AtFlags};
 use crate::confine::{ConfineError, Roots};
 use crate::context::Context;
 use crate::error::ToolError;
+use crate::fs::looked_up;
 use crate::fs::pattern::Glob;
 use crate::fs::walk::ignore_files::IgnoreFiles;
 use crate::fs::walk::ignored::{Met, Rules};
@@ -155,7 +156,7 @@ fn must_exist(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
     };
     match missing {
         Some(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            Err(ToolError::FileNotFound(path.to_owned()))
+            Err(looked_up::explain(ToolError::FileNotFound(path.to_owned()), path, roots))
         }
         _ => Ok(()),
     }

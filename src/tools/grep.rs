@@ -20,6 +20,7 @@
 //!   output limit and in bounded memory.
 
 use crate::context::Context;
+use crate::fs::looked_up;
 use crate::protocol::{Args, Outcome};
 
 mod files;
@@ -42,9 +43,11 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let matcher = search::matcher(&request)?;
     let walk = if full { Walk::ignoring(&request)? } else { Walk::glob(&request)? };
     let roots = context.roots()?;
-    let files = Files::new(walk, &request, roots)?;
+    // A `path` not found or refused says what was looked up.
+    let explained = |e| looked_up::explain(e, request.path.unwrap_or_default(), roots);
+    let files = Files::new(walk, &request, roots).map_err(explained)?;
     let printer = Printer::new(&request, context.answer_limit(0));
-    let walked = search::search(files, &matcher, &request, &printer)?;
+    let walked = search::search(files, &matcher, &request, &printer).map_err(explained)?;
     // The seed profile's answer loses the full profile's fields in one
     // place, `Tool::call` (`full_fields`).
     let mut answer = printer.answer(walked.skipped);

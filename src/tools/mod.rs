@@ -99,7 +99,7 @@ pub static TOOLS: [Tool; 6] = [
         },
         title: "Read a file",
         hints: READS,
-        full_fields: &["total_lines", "sha256", "image"],
+        full_fields: &["total_lines", "sha256", "image", "binary"],
         run: file_read::run,
     },
     Tool {

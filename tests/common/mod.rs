@@ -127,6 +127,34 @@ impl Env {
         self.work().join(rel)
     }
 
+    /// What an answer adds after a relative path under `work/` that was
+    /// not found (` (looked for ABS)`), or refused (` (resolved to ABS)`):
+    /// `work/REL` as the system names it, links resolved (docs/SPEC.md,
+    /// "Error codes").
+    pub fn looked_for(&self, rel: &str) -> String {
+        format!(" (looked for {})", self.real_path(rel))
+    }
+
+    /// See `looked_for`.
+    pub fn resolved_to(&self, rel: &str) -> String {
+        format!(" (resolved to {})", self.real_path(rel))
+    }
+
+    /// `work/REL` as the system names it, links resolved.
+    pub fn real_path(&self, rel: &str) -> String {
+        let work = fs::canonicalize(self.work()).expect("work/");
+        work.join(rel).display().to_string()
+    }
+
+    /// `answer` with the path of `work/` (links resolved) as `[WORK]`: an
+    /// answer that names what was looked for, ready for a snapshot or for
+    /// comparison with another `Env`'s.
+    pub fn redacted(&self, answer: Value) -> Value {
+        let work = fs::canonicalize(self.work()).expect("work/").display().to_string();
+        let text = answer.to_string().replace(&work, "[WORK]");
+        serde_json::from_str(&text).expect("still JSON")
+    }
+
     /// Writes a fixture file, creating its directories.
     pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let p = self.path(rel);

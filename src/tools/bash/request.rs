@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::context::Context;
 use crate::error::{Kind, ToolError, Why};
+use crate::fs::looked_up;
 use crate::jobs::settings::LONGEST;
 use crate::protocol::Args;
 
@@ -82,7 +83,10 @@ fn check_dir(dir: &Path, context: &Context) -> Result<(), ToolError> {
         Ok(meta) => {
             Err(ToolError::OpenFailed(shown).because(Why::Kind(Kind::of_type(meta.file_type()))))
         }
-        Err(e) => Err(ToolError::from_io(&e, &shown, ToolError::OpenFailed)),
+        Err(e) => {
+            let err = ToolError::from_io(&e, &shown, ToolError::OpenFailed);
+            Err(looked_up::explain(err, &shown, context.roots().ok().flatten()))
+        }
     }
 }
 

@@ -56,6 +56,16 @@ impl Format {
         }
     }
 
+    /// As a binary file's answer names its type (`binary`).
+    pub fn described(self) -> &'static str {
+        match self {
+            Format::Png => "PNG image",
+            Format::Jpeg => "JPEG image",
+            Format::Gif => "GIF image",
+            Format::WebP => "WebP image",
+        }
+    }
+
     fn mime_type(self) -> &'static str {
         match self {
             Format::Png => "image/png",
@@ -127,8 +137,9 @@ pub fn answer(file: &mut File, size: u64, path: &str) -> Result<Option<Answer>, 
     ]))
 }
 
-/// Reads the first bytes of `file` without moving its offset.
-fn read_head(file: &File, head: &mut [u8], path: &str) -> Result<usize, ToolError> {
+/// Reads the first bytes of `file` without moving its offset (also how
+/// `binary` looks for a NUL).
+pub(super) fn read_head(file: &File, head: &mut [u8], path: &str) -> Result<usize, ToolError> {
     let mut got = 0;
     while got < head.len() {
         match file.read_at(&mut head[got..], got as u64) {
