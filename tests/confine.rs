@@ -294,7 +294,8 @@ impl Files {
     fn refusal(&self, path: &str) -> Value {
         json!({
             "error": format!(
-                "Permission denied: {path} is outside the allowed roots ({})",
+                "Permission denied: {path} is outside the allowed roots ({}); \
+                 IKIGAI_TOOLS_ROOTS sets them",
                 self.root.display()
             ),
             "error_code": "PERMISSION_DENIED"

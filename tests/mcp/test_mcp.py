@@ -510,7 +510,7 @@ def test_client_roots_confine_the_file_tools(mode, confined_dirs):
     real_root = os.path.realpath(dirs["root"])
     assert read.is_error is True, text_of(read)
     assert read.structured_content == {
-        "error": f"Permission denied: {secret} is outside the allowed roots ({real_root})",
+        "error": f"Permission denied: {secret} is outside the allowed roots ({real_root}); the MCP client's roots set them",
         "error_code": "PERMISSION_DENIED",
     }
     assert "outside secret" not in text_of(read)
