@@ -1,5 +1,5 @@
 //! Where the roots in force were given, so that a refusal can name the
-//! setting that changes them (docs/CONFINEMENT.md, "What a refusal says").
+//! setting that changes them (docs/CONFINEMENT.md, "What a confined call is told").
 //!
 //! On the command line the roots are `IKIGAI_TOOLS_ROOTS`. An MCP call's
 //! roots come from the server's `--root`, its own `IKIGAI_TOOLS_ROOTS`, or

@@ -110,11 +110,6 @@ impl Allowed {
         self.roots.source()
     }
 
-    /// The roots themselves.
-    pub fn roots(&self) -> &Roots {
-        &self.roots
-    }
-
     /// The value of `IKIGAI_TOOLS_ROOT_FDS` for a call.
     pub fn fds_value(&self) -> &std::ffi::OsStr {
         &self.fds
@@ -197,6 +192,27 @@ impl CommandLine {
                 "the MCP server was started without --root and the client names no roots, so \
                  no call runs: {START_WITH}"
             )),
+        }
+    }
+}
+
+impl CommandLine {
+    /// The roots a call will run under, as the instructions of
+    /// `initialize` tell the model: they come before the client's roots.
+    pub fn described(&self) -> String {
+        match self {
+            CommandLine::Roots(allowed) => format!(
+                "Paths are confined to the allowed roots {} ({}); roots the client names \
+                 replace them, within them.",
+                allowed.shown(),
+                allowed.source().described()
+            ),
+            CommandLine::Unconfined => "Paths are not confined (the server was started \
+                                        --unconfined) until the client names roots."
+                .to_owned(),
+            CommandLine::Neither => "Paths are confined to the client's roots, asked for \
+                                     after this handshake."
+                .to_owned(),
         }
     }
 }

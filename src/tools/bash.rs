@@ -81,7 +81,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
         return as_job::run(&request, sandbox, context);
     }
     // A failure the sandbox caused says so after the output, within the
-    // limit (docs/CONFINEMENT.md, "When the sandbox stops a command").
+    // limit (docs/CONFINEMENT.md, "What a confined call is told").
     let note = sandbox.as_ref().map(SandboxNote::for_sandbox);
     let limit = context.answer_limit(note.as_ref().map_or(0, SandboxNote::reserve));
     let (mut output, exit_code) =

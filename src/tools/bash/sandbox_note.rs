@@ -1,5 +1,5 @@
 //! The note a confined command's failure gets when the sandbox likely
-//! caused it (docs/CONFINEMENT.md, "When the sandbox stops a command"): a
+//! caused it (docs/CONFINEMENT.md, "What a confined call is told"): a
 //! write outside the roots answers `Read-only file system` or `Permission
 //! denied`, a refused socket `Could not resolve host` — which reads like a
 //! full disk or a DNS failure unless the model is told that the sandbox
