@@ -153,8 +153,12 @@ fn bash_cannot_open_tcp_connections_unless_the_network_is_on() {
     let command = connect_command(port);
     // The seccomp filter refuses the socket itself (only Unix sockets may
     // be made); Landlock would refuse the connect.
+    // The answer ends with the sandbox's note (docs/CONFINEMENT.md, "What a
+    // confined call is told").
     let v = c.confined(&command);
-    assert_eq!(v, json!({"output": "socket: Permission denied", "exit_code": 13}));
+    let output = "socket: Permission denied\n[ikigai-tools sandbox: network is off \
+                  (IKIGAI_TOOLS_NETWORK=on allows it)]";
+    assert_eq!(v, json!({"output": output, "exit_code": 13}));
     let roots = c.env.work();
     let open = c.bash(&command, Some(&roots), &[("IKIGAI_TOOLS_NETWORK", "on")]);
     assert_eq!(open, json!({"output": "connected", "exit_code": 0}));

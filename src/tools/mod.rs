@@ -423,6 +423,7 @@ mod tests {
                 "bash" => ANYTHING,
                 "file_write" | "file_edit" => WRITES,
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
+                "list_allowed_directories" => READS,
                 "job_kill" => STOPS,
                 other => panic!("{other}: a new tool; say here what it may do"),
             };

@@ -41,8 +41,10 @@ const NETWORK_REFUSED: [&str; 9] = [
 /// A refused system call, which is the network's when the output also
 /// speaks of a socket or a connection (`bash: socket: Permission denied`,
 /// python's `sock.connect(sa)` … `PermissionError`, node's `connect
-/// EACCES`).
-const CALL_REFUSED: [&str; 4] = ["Permission denied", "Operation not permitted", "EACCES", "EPERM"];
+/// EACCES`). EACCES only: both the filter (socket) and Landlock (connect)
+/// answer it, while EPERM on a connect is Landlock's scope of abstract Unix
+/// sockets, which `IKIGAI_TOOLS_NETWORK` does not change.
+const CALL_REFUSED: [&str; 2] = ["Permission denied", "EACCES"];
 const ABOUT_SOCKETS: [&str; 2] = ["socket", "connect"];
 
 /// What the sandbox of one command allows, and its note.
@@ -196,6 +198,12 @@ mod tests {
             assert_eq!(note(true).for_output(&out(text), 1).as_deref(), Some(NETWORK), "{text}");
             assert_eq!(note(false).for_output(&out(text), 1), None, "{text}");
         }
+    }
+
+    #[test]
+    fn a_refused_abstract_socket_is_not_the_networks() {
+        let text = out("connect: Operation not permitted");
+        assert_eq!(note(true).for_output(&text, 1), None);
     }
 
     #[test]
