@@ -8,6 +8,7 @@
 //! The fixture: `work/` is the root, `tmp/` beside it the `TMPDIR`.
 
 use crate::common;
+use crate::confine::connect_command;
 use common::mcp::{answer_roots_list, file_uri, Session};
 use common::*;
 
@@ -84,16 +85,6 @@ fn a_confined_write_outside_the_roots_ends_with_the_sandbox_note() {
     );
     let output = format!("{said}\n{}", writes_note(&f.root));
     assert_eq!(answer, json!({"output": output, "exit_code": 2}));
-}
-
-/// A TCP connection to `127.0.0.1:port` by perl, as tests/confine.rs makes
-/// it (perl is in every Debian base system).
-fn connect_command(port: u16) -> String {
-    format!(
-        "perl -MSocket -e 'socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
-         connect($s, pack_sockaddr_in({port}, inet_aton(\"127.0.0.1\"))) or die \"connect: $!\\n\"; \
-         print \"connected\\n\"'"
-    )
 }
 
 #[test]

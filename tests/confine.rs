@@ -133,7 +133,7 @@ fn bash_runs_with_no_new_privileges() {
 /// it went: perl (in every Debian base system, as perl-base) rather than
 /// python3 or bash's `/dev/tcp`, which are not everywhere. `die` exits with
 /// the errno: 13 for EACCES, which is what Landlock answers.
-fn connect_command(port: u16) -> String {
+pub(crate) fn connect_command(port: u16) -> String {
     format!(
         "perl -MSocket -e 'socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
          connect($s, pack_sockaddr_in({port}, inet_aton(\"127.0.0.1\"))) or die \"connect: $!\\n\"; \

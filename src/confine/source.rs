@@ -29,7 +29,8 @@ pub enum Source {
 }
 
 impl Source {
-    /// The value of [`ROOTS_FROM_VAR`] that stands for this source.
+    /// The value of [`ROOTS_FROM_VAR`] that stands for this source (a
+    /// server never sends `env-here`: that is the call's own variable).
     pub fn name(self) -> &'static str {
         match self {
             Source::Env => "env-here",
@@ -47,27 +48,28 @@ impl Source {
         all.into_iter().find(|s| name.is_some_and(|n| n == s.name())).unwrap_or(Source::Server)
     }
 
-    /// What sets the roots, as a refusal ends: `IKIGAI_TOOLS_ROOTS sets
-    /// them`.
-    pub fn sets_them(self) -> String {
+    /// What sets the roots: `IKIGAI_TOOLS_ROOTS`, `the MCP client's roots`.
+    pub fn setting(self) -> String {
         match self {
-            Source::Env => format!("{ROOTS_VAR} sets them"),
-            Source::ServerFlag => "the MCP server's --root sets them".to_owned(),
-            Source::ServerEnv => format!("the MCP server's {ROOTS_VAR} sets them"),
-            Source::Client => "the MCP client's roots set them".to_owned(),
-            Source::Server => "the MCP server's --root or the client's roots set them".to_owned(),
+            Source::Env => ROOTS_VAR.to_owned(),
+            Source::ServerFlag => "the MCP server's --root".to_owned(),
+            Source::ServerEnv => format!("the MCP server's {ROOTS_VAR}"),
+            Source::Client => "the MCP client's roots".to_owned(),
+            Source::Server => "the MCP server's --root or the client's roots".to_owned(),
         }
+    }
+
+    /// What sets the roots, as a refusal ends: `IKIGAI_TOOLS_ROOTS sets
+    /// them`, `the MCP client's roots set them`.
+    pub fn sets_them(self) -> String {
+        let setting = self.setting();
+        let verb = if setting.ends_with("roots") { "set" } else { "sets" };
+        format!("{setting} {verb} them")
     }
 
     /// Where the roots come from, for a listing of them.
     pub fn described(self) -> String {
-        match self {
-            Source::Env => format!("from {ROOTS_VAR}"),
-            Source::ServerFlag => "from the MCP server's --root".to_owned(),
-            Source::ServerEnv => format!("from the MCP server's {ROOTS_VAR}"),
-            Source::Client => "from the MCP client's roots".to_owned(),
-            Source::Server => "from the MCP server (its --root or the client's roots)".to_owned(),
-        }
+        format!("from {}", self.setting())
     }
 }
 
