@@ -6,7 +6,7 @@
 //! The names are the constants of the modules that read them; the two
 //! without one (`TMPDIR`, `IKIGAI_LIBEXEC_DIR`) are named here.
 
-use crate::confine::{NETWORK_VAR, ROOTS_VAR, ROOT_FDS_VAR};
+use crate::confine::{NETWORK_VAR, ROOTS_FROM_VAR, ROOTS_VAR, ROOT_FDS_VAR};
 use crate::context::{IMAGES_VAR, LOCK_WAIT_VAR, MAX_OUTPUT_VAR};
 use crate::jobs::settings::{
     AGENT_VAR, RUNTIME_DIR_VAR, SESSION_VAR, STATE_DIR_VAR, TTL_VAR, YIELD_VAR,
@@ -79,6 +79,14 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         name: ROOT_FDS_VAR,
         meaning: "The open descriptors of those roots, which `ikigai-tools mcp` passes to its \
                   calls",
+        default: "not set by hand",
+        reader: Reader::Tools(&[]),
+        full_only: false,
+    },
+    EnvVar {
+        name: ROOTS_FROM_VAR,
+        meaning: "Where those roots were given (`root`, `env`, `client`), which \
+                  `ikigai-tools mcp` passes to its calls so that a refusal names the setting",
         default: "not set by hand",
         reader: Reader::Tools(&[]),
         full_only: false,

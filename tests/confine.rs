@@ -133,7 +133,7 @@ fn bash_runs_with_no_new_privileges() {
 /// it went: perl (in every Debian base system, as perl-base) rather than
 /// python3 or bash's `/dev/tcp`, which are not everywhere. `die` exits with
 /// the errno: 13 for EACCES, which is what Landlock answers.
-fn connect_command(port: u16) -> String {
+pub(crate) fn connect_command(port: u16) -> String {
     format!(
         "perl -MSocket -e 'socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
          connect($s, pack_sockaddr_in({port}, inet_aton(\"127.0.0.1\"))) or die \"connect: $!\\n\"; \
@@ -153,8 +153,12 @@ fn bash_cannot_open_tcp_connections_unless_the_network_is_on() {
     let command = connect_command(port);
     // The seccomp filter refuses the socket itself (only Unix sockets may
     // be made); Landlock would refuse the connect.
+    // The answer ends with the sandbox's note (docs/CONFINEMENT.md, "What a
+    // confined call is told").
     let v = c.confined(&command);
-    assert_eq!(v, json!({"output": "socket: Permission denied", "exit_code": 13}));
+    let output = "socket: Permission denied\n[ikigai-tools sandbox: network is off \
+                  (IKIGAI_TOOLS_NETWORK=on allows it)]";
+    assert_eq!(v, json!({"output": output, "exit_code": 13}));
     let roots = c.env.work();
     let open = c.bash(&command, Some(&roots), &[("IKIGAI_TOOLS_NETWORK", "on")]);
     assert_eq!(open, json!({"output": "connected", "exit_code": 0}));
@@ -294,7 +298,8 @@ impl Files {
     fn refusal(&self, path: &str) -> Value {
         json!({
             "error": format!(
-                "Permission denied: {path} is outside the allowed roots ({})",
+                "Permission denied: {path} is outside the allowed roots ({}); \
+                 IKIGAI_TOOLS_ROOTS sets them",
                 self.root.display()
             ),
             "error_code": "PERMISSION_DENIED"

@@ -129,11 +129,18 @@ fn mptcp_and_udp_sockets_are_refused_unless_the_network_is_on() {
     // IPPROTO_MPTCP is 262; against a plain TCP listener it falls back to
     // TCP and connects.
     let mptcp = connect_with("262", port);
+    // The answer ends with the sandbox's note (docs/CONFINEMENT.md, "What a
+    // confined call is told").
+    let refused = json!({
+        "output": "socket: Permission denied\n[ikigai-tools sandbox: network is off \
+                   (IKIGAI_TOOLS_NETWORK=on allows it)]",
+        "exit_code": 13
+    });
     let v = s.confined(&mptcp);
-    assert_eq!(v, json!({"output": "socket: Permission denied", "exit_code": 13}));
+    assert_eq!(v, refused);
     let udp = "perl -MSocket -e 'socket(my $s, PF_INET, SOCK_DGRAM, 0) or die \"socket: $!\\n\"; \
                print \"made\\n\"'";
-    assert_eq!(s.confined(udp), json!({"output": "socket: Permission denied", "exit_code": 13}));
+    assert_eq!(s.confined(udp), refused);
     // Unix sockets stay: a pipe-like socketpair is what many programs use.
     let unix =
         "perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die \"$!\\n\"; \

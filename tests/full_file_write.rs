@@ -347,7 +347,8 @@ fn full_create_dirs_confined_makes_nothing_outside_the_roots() {
     };
     let refused = |path: &str| {
         json!({
-            "error": format!("Permission denied: {path} is outside the allowed roots ({})",
+            "error": format!("Permission denied: {path} is outside the allowed roots ({}); \
+                              IKIGAI_TOOLS_ROOTS sets them",
                              root.display()),
             "error_code": "PERMISSION_DENIED"
         })

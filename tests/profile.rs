@@ -256,6 +256,12 @@ fn mcp_instructions_name_every_tool_of_the_profile() {
                  job_output reads it, job_kill stops it, job_list lists them.",
             );
         }
+        // Started with neither --root nor --unconfined: the client's roots.
+        expected
+            .push_str(" Paths are confined to the client's roots, asked for after this handshake.");
+        if profile == Profile::Full {
+            expected.push_str(" list_allowed_directories lists those in force.");
+        }
         assert_eq!(answer["result"]["instructions"], expected.as_str(), "{profile:?}");
     }
 }

@@ -14,6 +14,7 @@ mod answers_by_hand;
 mod answers_file_answers;
 mod answers_jobs_procs;
 mod answers_messages;
+mod answers_sandbox_notes;
 mod bash;
 mod confine;
 mod confine_roots;

@@ -9,8 +9,8 @@ use std::ffi::OsStr;
 
 use serde_json::Value;
 
-use crate::tools::near_miss;
 use crate::profile::Profile;
+use crate::tools::near_miss;
 use crate::tools::Tool;
 
 /// The options a tool's command knows, without their dashes: what an

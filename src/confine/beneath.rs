@@ -126,7 +126,7 @@ impl Parent {
 impl Roots {
     /// The refusal for `path`, naming the roots.
     pub fn outside(&self, path: &str) -> ConfineError {
-        ConfineError::Outside { path: path.to_owned(), roots: self.shown() }
+        ConfineError::Outside { path: path.to_owned(), roots: self.shown(), set_by: self.source() }
     }
 
     /// Opens `path` (as the model gave it) beneath the roots.

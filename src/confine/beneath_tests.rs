@@ -132,7 +132,7 @@ fn write_escapes(f: &Fixture) -> Vec<(&'static str, String)> {
 
 fn assert_refused(roots: &Roots, what: &str, path: &str, err: ConfineError) {
     match &err {
-        ConfineError::Outside { path: p, roots: r } => {
+        ConfineError::Outside { path: p, roots: r, .. } => {
             assert_eq!(p, path, "{what}");
             assert_eq!(r, &roots.shown(), "{what}");
             let message = err.message();

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::io;
 
+use super::source::Source;
 use crate::error::ToolError;
 
 #[derive(Debug)]
@@ -10,7 +11,8 @@ pub enum ConfineError {
     /// The path leads outside every allowed root: lexically (an absolute
     /// path elsewhere, a look-alike prefix) or as the kernel resolved it
     /// (`..` above a root, a symbolic link out, EXDEV from openat2).
-    Outside { path: String, roots: String },
+    /// `set_by` is what sets the roots, which the refusal names.
+    Outside { path: String, roots: String, set_by: Source },
     /// A root that cannot serve as one (missing, not a directory).
     BadRoot { root: String, reason: String },
     /// `IKIGAI_TOOLS_ROOTS` is set but names no root at all.
@@ -34,8 +36,8 @@ impl ConfineError {
     /// The text of a `PERMISSION_DENIED` answer, after "Permission denied: ".
     pub fn message(&self) -> String {
         match self {
-            ConfineError::Outside { path, roots } => {
-                format!("{path} is outside the allowed roots ({roots})")
+            ConfineError::Outside { path, roots, set_by } => {
+                format!("{path} is outside the allowed roots ({roots}); {}", set_by.sets_them())
             }
             ConfineError::BadRoot { root, reason } => {
                 format!("allowed root {root} cannot be used: {reason}")
@@ -106,12 +108,14 @@ mod tests {
         let outside = ConfineError::Outside {
             path: "/etc/passwd".to_owned(),
             roots: "/w/proj, /w/lib".to_owned(),
+            set_by: Source::Env,
         };
         let err = outside.into_tool_error("/etc/passwd", ToolError::OpenFailed);
         assert_eq!(err.code(), "PERMISSION_DENIED");
         assert_eq!(
             err.to_string(),
-            "Permission denied: /etc/passwd is outside the allowed roots (/w/proj, /w/lib)"
+            "Permission denied: /etc/passwd is outside the allowed roots (/w/proj, /w/lib); \
+             IKIGAI_TOOLS_ROOTS sets them"
         );
         let missing = ConfineError::Io(io::Error::from_raw_os_error(libc::ENOENT));
         assert_eq!(

@@ -20,6 +20,8 @@
 //! - `reach`: whether a directory lies where a confined command may write
 //!   (beneath a root or the private temporary directory), by identity;
 //! - `probe`: what the kernel offers, and the refusals when it lacks it;
+//! - `source`: where the roots were given (`IKIGAI_TOOLS_ROOTS`, the MCP
+//!   server's `--root`, the client's roots), which a refusal names;
 //! - `error`: why something was refused, and its tool error.
 //!
 //! Without roots nothing here is used and nothing changes.
@@ -33,6 +35,7 @@ pub mod reach;
 pub mod roots;
 pub mod sandbox;
 pub mod seccomp;
+pub mod source;
 pub mod temp;
 
 pub use beneath::{open_entry, openat_beneath};
@@ -40,3 +43,4 @@ pub use error::ConfineError;
 pub use landlock::NETWORK_VAR;
 pub use roots::{Roots, ROOTS_VAR, ROOT_FDS_VAR};
 pub use sandbox::Sandbox;
+pub use source::{Source, ROOTS_FROM_VAR};

@@ -36,6 +36,7 @@ use rustix::fs::{fstat, open, openat, readlinkat, FileType, Mode, OFlags};
 
 use super::beneath::push_front;
 use super::error::ConfineError;
+use super::source::{Source, ROOTS_FROM_VAR};
 
 /// The variable that turns confinement on: colon-separated directories.
 pub const ROOTS_VAR: &str = "IKIGAI_TOOLS_ROOTS";
@@ -66,6 +67,11 @@ impl Root {
     /// The directory's real path (what messages and bash use).
     pub fn path(&self) -> &Path {
         &self.real
+    }
+
+    /// Both names of the root: its real path and the one given.
+    pub fn spellings(&self) -> [&Path; 2] {
+        [&self.real, &self.given]
     }
 
     /// The `O_PATH` descriptor every open beneath this root starts from.
@@ -218,11 +224,13 @@ pub struct Roots {
     /// The working directory when the roots were set, if it lies inside
     /// one: (index of the deepest root holding it, its path below that).
     cwd: Option<(usize, PathBuf)>,
+    /// Where they were given: what a refusal names as changing them.
+    source: Source,
 }
 
 /// The roots passed as descriptors, taken once from the environment: the
 /// names and duplicates of the descriptors (see `Roots::from_env`).
-static INHERITED: OnceLock<Option<Result<Inherited, String>>> = OnceLock::new();
+static INHERITED: OnceLock<Option<(Source, Result<Inherited, String>)>> = OnceLock::new();
 
 /// Roots passed as descriptors: each one's name and descriptor.
 type Inherited = Vec<(PathBuf, OwnedFd)>;
@@ -243,18 +251,22 @@ impl Roots {
             // The tools (and the MCP server, before its runtime starts) ask
             // for their roots at start, before any thread of theirs runs.
             std::env::remove_var(ROOT_FDS_VAR);
+            let from = std::env::var_os(ROOTS_FROM_VAR);
+            std::env::remove_var(ROOTS_FROM_VAR);
             let names = std::env::var_os(ROOTS_VAR).unwrap_or_default();
-            Some(take_inherited(&fds, &names))
+            Some((Source::from_name(from.as_deref()), take_inherited(&fds, &names)))
         });
         match inherited {
-            Some(Ok(roots)) => {
+            Some((source, Ok(roots))) => {
                 let mut cloned = Vec::with_capacity(roots.len());
                 for (name, fd) in roots {
                     cloned.push((name.clone(), fd.try_clone().map_err(bad_fds)?));
                 }
-                Roots::from_inherited(cloned, std::env::current_dir().ok().as_deref()).map(Some)
+                let cwd = std::env::current_dir().ok();
+                let roots = Roots::from_inherited(cloned, cwd.as_deref())?;
+                Ok(Some(roots.with_source(*source)))
             }
-            Some(Err(why)) => Err(bad_fds(why.clone())),
+            Some((_, Err(why))) => Err(bad_fds(why.clone())),
             None => match std::env::var_os(ROOTS_VAR) {
                 None => Ok(None),
                 Some(value) => Roots::from_list(&value).map(Some),
@@ -281,7 +293,7 @@ impl Roots {
             return Err(ConfineError::NoRoots);
         }
         let cwd = cwd.and_then(|dir| deepest(&out, &lexically_clean(dir)));
-        Ok(Roots { roots: out, cwd })
+        Ok(Roots { roots: out, cwd, source: Source::Server })
     }
 
     /// Roots from a colon-separated list; empty entries are ignored.
@@ -319,7 +331,18 @@ impl Roots {
         }
         let roots = keep_unreachable(resolved)?;
         let cwd = cwd.and_then(|dir| deepest(&roots, &lexically_clean(dir)));
-        Ok(Roots { roots, cwd })
+        Ok(Roots { roots, cwd, source: Source::Env })
+    }
+
+    /// These roots, given by `source` (what a refusal names).
+    pub fn with_source(mut self, source: Source) -> Roots {
+        self.source = source;
+        self
+    }
+
+    /// Where the roots were given.
+    pub fn source(&self) -> Source {
+        self.source
     }
 
     pub fn roots(&self) -> &[Root] {

@@ -61,6 +61,21 @@ impl<'r> Sandbox<'r> {
         Ok(Sandbox { roots, network, workdir, first })
     }
 
+    /// The roots the command is confined to.
+    pub fn roots(&self) -> &Roots {
+        self.roots
+    }
+
+    /// Whether the command keeps TCP (`IKIGAI_TOOLS_NETWORK=on`).
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    /// The command's private temporary directory (its `TMPDIR`).
+    pub fn temp_dir(&self) -> &Path {
+        self.first.temp_dir()
+    }
+
     /// Spawns the command with `spawn`, handing it the confinement its
     /// child applies ([`Prepared::apply_in_child`]); where the kernel gave
     /// no namespace, once more with Landlock and seccomp alone.
@@ -118,10 +133,11 @@ impl Prepared {
             Some(dir) => roots.working_dir().join(dir),
             None => roots.working_dir(),
         };
-        let (root, rest) =
-            roots.roots().iter().find_map(|r| r.rest_of(&wd).map(|rest| (r, rest))).ok_or_else(
-                || ConfineError::Outside { path: wd.display().to_string(), roots: roots.shown() },
-            )?;
+        let (root, rest) = roots
+            .roots()
+            .iter()
+            .find_map(|r| r.rest_of(&wd).map(|rest| (r, rest)))
+            .ok_or_else(|| roots.outside(&wd.display().to_string()))?;
         let cwd_fd =
             openat_beneath(root.fd(), rest, OFlags::PATH | OFlags::DIRECTORY, Mode::empty())?;
         let cwd_id = namespace::identity(cwd_fd.as_fd())?;

@@ -47,8 +47,8 @@ pub fn parents(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
         }
         // Refused at one of its directories: the path the model gave is
         // what is outside.
-        ConfineError::Outside { roots, .. } => {
-            ConfineError::Outside { path: path.to_owned(), roots }
+        ConfineError::Outside { roots, set_by, .. } => {
+            ConfineError::Outside { path: path.to_owned(), roots, set_by }
                 .into_tool_error(path, ToolError::OpenFailed)
         }
         other => other.into_tool_error(path, ToolError::OpenFailed),

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::roots::Allowed;
 use super::spawner::{Request, Spawner};
-use crate::confine::{ROOTS_VAR, ROOT_FDS_VAR};
+use crate::confine::{ROOTS_FROM_VAR, ROOTS_VAR, ROOT_FDS_VAR};
 use crate::context::{IMAGES_VAR, MAX_OUTPUT_VAR};
 use crate::process::{Group, SETTLE_AFTER_KILL, STOP_GRACE};
 use crate::profile::{Profile, PROFILE_VAR};
@@ -218,6 +218,8 @@ impl Calls {
         ];
         if let Some(roots) = roots {
             env.push((ROOTS_VAR, roots.env_value()));
+            // What a refusal names as setting them (`confine::source`).
+            env.push((ROOTS_FROM_VAR, OsStr::new(roots.source().name())));
         }
         Request { argv0: tool.command, env, roots: roots.map(Allowed::raw_fds).unwrap_or_default() }
     }

@@ -53,7 +53,7 @@ use tokio::sync::watch;
 
 use super::tell;
 use crate::confine::namespace::{identity, Identity};
-use crate::confine::Roots;
+use crate::confine::{Roots, Source};
 
 /// How long a call waits for the client's `roots/list` answer; also how
 /// long the server waits for that answer before it gives up on it.
@@ -82,8 +82,9 @@ impl Allowed {
     /// Opens every path as a root (it must be an existing directory, not
     /// reached through another root). A name holding `:` cannot travel in
     /// the colon-separated variable, and is refused.
-    pub fn from_paths(paths: &[PathBuf]) -> Result<Allowed, String> {
-        Roots::from_paths(paths).map_err(|e| e.message()).and_then(Allowed::from_roots)
+    pub fn from_paths(paths: &[PathBuf], source: Source) -> Result<Allowed, String> {
+        let roots = Roots::from_paths(paths).map_err(|e| e.message())?;
+        Allowed::from_roots(roots.with_source(source))
     }
 
     /// The roots as a call's child receives them.
@@ -102,6 +103,11 @@ impl Allowed {
     /// The value of `IKIGAI_TOOLS_ROOTS` for a call.
     pub fn env_value(&self) -> &std::ffi::OsStr {
         &self.names
+    }
+
+    /// Where the roots were given: the call's `IKIGAI_TOOLS_ROOTS_FROM`.
+    pub fn source(&self) -> Source {
+        self.roots.source()
     }
 
     /// The value of `IKIGAI_TOOLS_ROOT_FDS` for a call.
@@ -190,6 +196,27 @@ impl CommandLine {
     }
 }
 
+impl CommandLine {
+    /// The roots a call will run under, as the instructions of
+    /// `initialize` tell the model: they come before the client's roots.
+    pub fn described(&self) -> String {
+        match self {
+            CommandLine::Roots(allowed) => format!(
+                "Paths are confined to the allowed roots {} ({}); roots the client names \
+                 replace them, within them.",
+                allowed.shown(),
+                allowed.source().described()
+            ),
+            CommandLine::Unconfined => "Paths are not confined (the server was started \
+                                        --unconfined) until the client names roots."
+                .to_owned(),
+            CommandLine::Neither => "Paths are confined to the client's roots, asked for \
+                                     after this handshake."
+                .to_owned(),
+        }
+    }
+}
+
 /// What a refusal for want of any root tells the model to have done.
 const START_WITH: &str = "start it as `ikigai-tools mcp --root DIR` to confine the tools to \
                           DIR, or as `ikigai-tools mcp --unconfined` to serve the whole machine \
@@ -217,11 +244,13 @@ pub fn from_command_line(paths: &[PathBuf], unconfined: bool) -> Result<CommandL
         return Ok(CommandLine::Unconfined);
     }
     if !paths.is_empty() {
-        return Allowed::from_paths(paths).map(CommandLine::Roots);
+        return Allowed::from_paths(paths, Source::ServerFlag).map(CommandLine::Roots);
     }
     match Roots::from_env() {
         Ok(None) => Ok(CommandLine::Neither),
-        Ok(Some(roots)) => Allowed::from_roots(roots).map(CommandLine::Roots),
+        Ok(Some(roots)) => {
+            Allowed::from_roots(roots.with_source(Source::ServerEnv)).map(CommandLine::Roots)
+        }
         Err(e) => Err(e.message()),
     }
 }
@@ -396,7 +425,7 @@ pub fn from_client(result: &ListRootsResult, command_line: &CommandLine) -> Conf
             ceiling.shown()
         ));
     }
-    match Allowed::from_paths(&paths) {
+    match Allowed::from_paths(&paths, Source::Client) {
         // Opened again, together: one renamed in between is refused, never
         // kept outside the ceiling.
         Ok(allowed) if ceiling.is_some_and(|ceiling| !allowed.within(ceiling)) => {
@@ -420,7 +449,7 @@ fn usable(root: &Root) -> Option<(&Root, PathBuf, Allowed)> {
         tell(format_args!("ignoring root {}: not a local file:// URI", root.uri));
         return None;
     };
-    match Allowed::from_paths(std::slice::from_ref(&path)) {
+    match Allowed::from_paths(std::slice::from_ref(&path), Source::Client) {
         Ok(opened) => Some((root, path, opened)),
         Err(e) => {
             tell(format_args!("ignoring root {}: {e}", root.uri));
@@ -482,7 +511,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let odd = dir.path().join("a:b");
         std::fs::create_dir(&odd).unwrap();
-        let err = Allowed::from_paths(std::slice::from_ref(&odd)).unwrap_err();
+        let err = Allowed::from_paths(std::slice::from_ref(&odd), Source::Client).unwrap_err();
         assert!(err.starts_with(&format!("allowed root {} holds a ':'", real(&odd).display())));
     }
 
@@ -493,7 +522,8 @@ mod tests {
         std::fs::create_dir(&a).unwrap();
         std::fs::create_dir(&b).unwrap();
         std::os::unix::fs::symlink(&b, dir.path().join("link")).unwrap();
-        let allowed = Allowed::from_paths(&[a.clone(), dir.path().join("link")]).unwrap();
+        let allowed =
+            Allowed::from_paths(&[a.clone(), dir.path().join("link")], Source::Client).unwrap();
         let expected = format!("{}:{}", a.display(), dir.path().join("link").display());
         assert_eq!(allowed.env_value(), std::ffi::OsStr::new(&expected));
         let fds: Vec<i32> =
@@ -515,7 +545,7 @@ mod tests {
     #[test]
     fn an_empty_client_list_keeps_the_command_line_roots_and_without_them_refuses() {
         let dir = tempfile::tempdir().unwrap();
-        let allowed = Allowed::from_paths(&[dir.path().into()]).unwrap();
+        let allowed = Allowed::from_paths(&[dir.path().into()], Source::Client).unwrap();
         let empty = ListRootsResult::new(vec![]);
         let command_line = CommandLine::Roots(allowed.clone());
         assert_eq!(from_client(&empty, &command_line), Confinement::Roots(allowed));
@@ -553,7 +583,8 @@ mod tests {
     /// What `from_client` keeps of `offered` under the ceiling `ceiling`:
     /// the real paths of the roots, or the refusal.
     fn kept(ceiling: &Path, offered: &[&Path]) -> Result<String, String> {
-        let ceiling = CommandLine::Roots(Allowed::from_paths(&[ceiling.into()]).unwrap());
+        let ceiling =
+            CommandLine::Roots(Allowed::from_paths(&[ceiling.into()], Source::Client).unwrap());
         let list = ListRootsResult::new(offered.iter().map(|p| Root::new(file_uri(p))).collect());
         match from_client(&list, &ceiling) {
             Confinement::Roots(allowed) => Ok(allowed.shown()),
@@ -594,8 +625,8 @@ mod tests {
     #[test]
     fn a_ceiling_at_slash_holds_every_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let slash = Allowed::from_paths(&[PathBuf::from("/")]).unwrap();
-        let inner = Allowed::from_paths(&[dir.path().into()]).unwrap();
+        let slash = Allowed::from_paths(&[PathBuf::from("/")], Source::Client).unwrap();
+        let inner = Allowed::from_paths(&[dir.path().into()], Source::Client).unwrap();
         assert!(inner.within(&slash));
         assert!(!slash.within(&inner));
     }

@@ -23,7 +23,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
 use super::call::{describe_exit, Calls, Ended, Finished};
-use super::roots::{self, Confinement, SessionRoots};
+use super::roots::{self, CommandLine, Confinement, SessionRoots};
 use super::{catalog, image, tell, text};
 use crate::profile::Profile;
 
@@ -79,7 +79,7 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(crate::BIN_NAME, env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(self.profile))
+            .with_instructions(instructions(self.profile, self.roots.command_line()))
     }
 
     /// rmcp's own `initialize`, noting that this server now serves a session.
@@ -239,8 +239,10 @@ impl Server {
 }
 
 /// What the server tells the model it offers: the tools of its profile, by
-/// name (the full profile's job tools among them).
-fn instructions(profile: Profile) -> String {
+/// name (the full profile's job tools among them), and the roots the calls
+/// are confined to, or where they will come from (docs/MCP.md, "Confining
+/// a session"), so that a model need not fail to learn them.
+fn instructions(profile: Profile, roots: &CommandLine) -> String {
     let names: Vec<&str> = crate::tools::of(profile).map(|t| t.name).collect();
     let jobs = if profile.is_full() {
         " A bash command still running when its call answers goes on as a job: job_output \
@@ -248,9 +250,13 @@ fn instructions(profile: Profile) -> String {
     } else {
         ""
     };
+    // The roots in force can change once the client names its own.
+    let ask =
+        if profile.is_full() { " list_allowed_directories lists those in force." } else { "" };
     format!(
-        "Tools to act on this machine: {}. Each call runs in a process of its own.{jobs}",
-        names.join(", ")
+        "Tools to act on this machine: {}. Each call runs in a process of its own.{jobs} {}{ask}",
+        names.join(", "),
+        roots.described()
     )
 }
 

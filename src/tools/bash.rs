@@ -11,6 +11,8 @@
 //! - `shell`: how the shell is started (one pipe for stdout and stderr,
 //!   stdin from /dev/null, a new session, the parent-death signal, announced
 //!   to the guardian); what confines it is `crate::confine::sandbox`'s;
+//! - `sandbox_note`: the note after a confined command's failure that the
+//!   sandbox likely caused (a write outside the roots, the network shut);
 //! - `signals`: the signals the tool watches while the command runs;
 //! - `supervise`: bash's call of the one supervision loop
 //!   (`crate::process::supervise`): the output drained, the shell reaped,
@@ -29,6 +31,7 @@
 mod as_job;
 mod background;
 mod request;
+mod sandbox_note;
 mod shell;
 mod signals;
 mod supervise;
@@ -45,6 +48,7 @@ use crate::process::status::Exit;
 use crate::process::Guardian;
 use crate::protocol::{Args, Outcome};
 use request::Request;
+use sandbox_note::SandboxNote;
 
 /// The exit code for a command that could not be run at all: the shell's
 /// own code for "command not found" (docs/TOOLS.md, "bash").
@@ -76,8 +80,15 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     if request.as_job(context) {
         return as_job::run(&request, sandbox, context);
     }
-    let (output, exit_code) =
-        run_in(shell::SHELL, command, sandbox, request.workdir.as_deref(), context.answer_limit(0));
+    // A failure the sandbox caused says so after the output, within the
+    // limit (docs/CONFINEMENT.md, "What a confined call is told").
+    let note = sandbox.as_ref().map(SandboxNote::for_sandbox);
+    let limit = context.answer_limit(note.as_ref().map_or(0, SandboxNote::reserve));
+    let (mut output, exit_code) =
+        run_in(shell::SHELL, command, sandbox, request.workdir.as_deref(), limit);
+    if let Some(note) = note {
+        note.add_to(&mut output, exit_code);
+    }
     Ok(answer(output, exit_code))
 }
 

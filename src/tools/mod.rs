@@ -1,11 +1,12 @@
-//! The table of the nine tools: the six of both profiles and the three job
-//! tools of the full profile. Everything the binary knows about a tool is
-//! its entry: its names (the schema name, the command name, and from them
-//! every spelling it answers to), its schemas, its title and the hints a
-//! host reads before a call, the fields its answer shows in the full
-//! profile only, and the function that runs it. The dispatcher, the
-//! MCP catalog, `--list` (which install.sh reads to lay out the links), the
-//! host commands and the tests read this table and nothing else.
+//! The table of the ten tools: the six of both profiles and the full
+//! profile's own (the three job tools and list_allowed_directories).
+//! Everything the binary knows about a tool is its entry: its names (the
+//! schema name, the command name, and from them every spelling it answers
+//! to), its schemas, its title and the hints a host reads before a call,
+//! the fields its answer shows in the full profile only, and the function
+//! that runs it. The dispatcher, the MCP catalog, `--list` (which
+//! install.sh reads to lay out the links), the host commands and the tests
+//! read this table and nothing else.
 
 use crate::context::Context;
 use crate::profile::Profile;
@@ -20,6 +21,7 @@ mod grep;
 mod job_kill;
 mod job_list;
 mod job_output;
+mod list_allowed_directories;
 pub mod near_miss;
 mod params;
 
@@ -158,9 +160,11 @@ pub static TOOLS: [Tool; 6] = [
     },
 ];
 
-/// The full profile's own tools, after the six (docs/TOOLS.md, "Jobs"):
-/// the job tools. Their seed schema is their full one; no seed lists them.
-pub static FULL_ONLY: [Tool; 3] = [
+/// The full profile's own tools, after the six: the job tools
+/// (docs/TOOLS.md, "Jobs") and list_allowed_directories (docs/CONFINEMENT.md,
+/// "What a confined call is told"). Their seed schema is their full one; no seed
+/// lists them.
+pub static FULL_ONLY: [Tool; 4] = [
     Tool {
         name: "job_output",
         command: "job-output",
@@ -196,6 +200,18 @@ pub static FULL_ONLY: [Tool; 3] = [
         hints: READS,
         full_fields: &[],
         run: job_list::run,
+    },
+    Tool {
+        name: "list_allowed_directories",
+        command: "list-allowed-directories",
+        schemas: Schemas {
+            seed: include_str!("list_allowed_directories.full.schema.json"),
+            full: include_str!("list_allowed_directories.full.schema.json"),
+        },
+        title: "List the allowed directories",
+        hints: READS,
+        full_fields: &[],
+        run: list_allowed_directories::run,
     },
 ];
 
@@ -255,7 +271,7 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 }
 
 /// The tools of `profile`, in the table's order: the six, and in the full
-/// profile the job tools after them.
+/// profile its own tools after them.
 pub fn of(profile: Profile) -> impl Iterator<Item = &'static Tool> + Clone {
     let full: &'static [Tool] = if profile.is_full() { &FULL_ONLY } else { &[] };
     TOOLS.iter().chain(full)
@@ -408,6 +424,7 @@ mod tests {
                 "bash" => ANYTHING,
                 "file_write" | "file_edit" => WRITES,
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
+                "list_allowed_directories" => READS,
                 "job_kill" => STOPS,
                 other => panic!("{other}: a new tool; say here what it may do"),
             };

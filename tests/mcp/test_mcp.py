@@ -24,8 +24,8 @@ from mcp.types import ListRootsResult, Root
 BIN = os.environ.get("IKIGAI_TOOLS_BIN", "ikigai-tools")
 MODES = ["legacy", "auto"]
 TOOLS = ["bash", "file_read", "file_write", "file_edit", "glob", "grep"]
-# The full profile's own tools (docs/TOOLS.md, "Jobs").
-JOB_TOOLS = ["job_output", "job_kill", "job_list"]
+# The full profile's own tools (docs/TOOLS.md, "Jobs"; docs/CONFINEMENT.md).
+JOB_TOOLS = ["job_output", "job_kill", "job_list", "list_allowed_directories"]
 HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 # ping is deprecated by the stateless revision; the legacy tests still use it.
@@ -139,7 +139,7 @@ def test_lists_the_six_tools_with_schemas_titles_and_hints(mode, profile):
         assert tool.description == schema["description"]
         assert tool.input_schema == schema["parameters"]
         assert tool.title
-        read_only = name in ("file_read", "glob", "grep", "job_output", "job_list")
+        read_only = name in ("file_read", "glob", "grep", "job_output", "job_list", "list_allowed_directories")
         assert tool.annotations.read_only_hint is read_only
         if not read_only:
             assert tool.annotations.destructive_hint is True
@@ -510,7 +510,7 @@ def test_client_roots_confine_the_file_tools(mode, confined_dirs):
     real_root = os.path.realpath(dirs["root"])
     assert read.is_error is True, text_of(read)
     assert read.structured_content == {
-        "error": f"Permission denied: {secret} is outside the allowed roots ({real_root})",
+        "error": f"Permission denied: {secret} is outside the allowed roots ({real_root}); the MCP client's roots set them",
         "error_code": "PERMISSION_DENIED",
     }
     assert "outside secret" not in text_of(read)

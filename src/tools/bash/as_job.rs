@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::background::{self, Plan};
 use super::request::Request;
+use super::sandbox_note::SandboxNote;
 use super::{answer, cannot_start, shell, CANNOT_RUN};
 use crate::confine::Sandbox;
 use crate::context::Context;
@@ -37,6 +38,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
     control::sweep(&ns, &context.jobs);
     let keep = context.answer_limit(0).map_or(MAX_KEEP, |l| l as u64).clamp(MIN_KEEP, MAX_KEEP);
     let workdir = if sandbox.is_some() { None } else { request.workdir.clone() };
+    let note = sandbox.as_ref().map(SandboxNote::for_sandbox);
     let plan = Plan {
         command: request.command,
         confined: sandbox,
@@ -57,7 +59,8 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
         let wait = context.jobs.yield_after.unwrap_or(Duration::MAX);
         if started.wait_end(wait) {
             let ended = job.ended();
-            let mut out = Bounded::for_answer(context.answer_limit(0));
+            let reserve = note.as_ref().map_or(0, SandboxNote::reserve);
+            let mut out = Bounded::for_answer(context.answer_limit(reserve));
             job.read_since(0, keep, &mut out);
             job.remove();
             let mut output = out.finish_parts();
@@ -67,6 +70,9 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
                 timed_out: false,
                 killed: true,
             });
+            if let Some(note) = &note {
+                note.add_to(&mut output, ended.exit_code);
+            }
             let mut fields = answer(output, ended.exit_code);
             if ended.timed_out {
                 fields.push(("timed_out", Field::Bool(true)));
