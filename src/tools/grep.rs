@@ -42,7 +42,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     let walk = if full { Walk::ignoring(&request)? } else { Walk::glob(&request)? };
     let roots = context.roots()?;
     let files = Files::new(walk, &request, roots)?;
-    let printer = Printer::new(&request, context.answer_limit(0));
+    let printer = Printer::new(&request, context.answer_limit(0), full);
     let walked = search::search(files, &matcher, &request, &printer)?;
     // The seed profile's answer loses the full profile's fields in one
     // place, `Tool::call` (`full_fields`).
