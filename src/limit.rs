@@ -530,8 +530,10 @@ impl Bounded {
     /// tail), written one after the other into the answer
     /// (`json::Field::Parts`): joining them would hold the output twice.
     /// Each part starts and ends between characters.
+    /// The marker is a message's, naming no lines: a tool's own output
+    /// says how to get the rest with `finish_parts_with`.
     pub fn finish_parts(self) -> Vec<Vec<u8>> {
-        self.finish_parts_with(marker::plain)
+        self.finish_parts_with(marker::message)
     }
 
     /// `finish_parts` with a marker of the caller's making (`marker`: each
@@ -561,15 +563,18 @@ impl Bounded {
 
     /// Moves the cut to line boundaries (the bytes moved are left out too)
     /// and tells where it falls: the head ends after its last newline, the
-    /// tail starts after its first, unless it starts a line already or no
-    /// line starts in it.
+    /// tail starts after its first, unless it starts a line already. A line
+    /// that would take more than half of the head or the tail with it (one
+    /// line of megabytes) is cut inside instead, and the marker says so:
+    /// its ends say more than an empty answer. A page (`head_only`) keeps
+    /// whole lines whenever it has one.
     fn cut_at_lines(&mut self) -> Cut {
         let head_inside = match memchr::memrchr(b'\n', &self.head) {
-            Some(at) => {
+            Some(at) if self.head_only || 2 * (at + 1) >= self.head.len() => {
                 self.head.truncate(at + 1);
                 false
             }
-            None => !self.head.is_empty(),
+            _ => !self.head.is_empty(),
         };
         let on_a_line = self.before_tail == Some(b'\n');
         let mut ends_a_line = on_a_line;
@@ -577,7 +582,7 @@ impl Bounded {
             false
         } else {
             match self.tail.iter().position(|&b| b == b'\n') {
-                Some(at) if at + 1 < self.tail.len() => {
+                Some(at) if at + 1 < self.tail.len() && 2 * (at + 1) <= self.tail.len() => {
                     self.tail.drain(..=at);
                     ends_a_line = true;
                     false

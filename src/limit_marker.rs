@@ -59,10 +59,12 @@ impl Cut {
     }
 
     /// The first line not shown whole after the head: where to read on.
-    /// A line the head ends inside is longer than the limit lets through,
-    /// and reading it again would stop there again: the next one.
+    /// A line the head holds nothing but the start of is longer than the
+    /// limit lets through, and reading it again would stop there again:
+    /// the next one.
     pub fn next_line(&self) -> u64 {
-        self.number(self.head_lines + 1 + u64::from(self.head_inside))
+        let too_long = self.head_inside && self.head_lines == 0;
+        self.number(self.head_lines + 1 + u64::from(too_long))
     }
 }
 
@@ -101,11 +103,6 @@ impl fmt::Display for Cut {
 pub const LINES: (&str, &str) = ("line", "lines");
 /// What the lines of a search's output are called.
 pub const OUTPUT_LINES: (&str, &str) = ("output line", "output lines");
-
-/// The marker of output that says nothing of how to get the rest.
-pub fn plain(cut: &Cut) -> String {
-    format!("[... {cut} ...]")
-}
 
 /// The marker of a message cut to size (an error's, a host's capture of a
 /// tool's answer), whose lines mean nothing to whoever reads it.

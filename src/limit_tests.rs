@@ -176,7 +176,7 @@ fn the_answer_never_passes_the_limit_escaping_included() {
             let mut omitted = 0;
             let parts = b.finish_parts_with(|cut| {
                 omitted = cut.omitted;
-                marker::plain(cut)
+                marker::message(cut)
             });
             let len = answer_len(&parts);
             assert!(len <= limit, "{len} > {limit} (seed {seed})");

@@ -107,7 +107,14 @@ impl Printer {
             (next, cut) = (at, true);
         }
         let mut output = if page.paged {
-            page.output.finish_parts_with(|c| marker::page_on(c.omitted, next))
+            page.output.finish_parts_with(|c| {
+                // An entry longer than the whole page is shown cut: paging
+                // on from it would show the same again.
+                if c.head_inside {
+                    next += 1;
+                }
+                marker::page_on(c.omitted, next)
+            })
         } else {
             page.output.finish_parts_with(|c| marker::narrow(c, marker::NARROW_GREP))
         };
