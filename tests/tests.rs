@@ -10,6 +10,7 @@
 #[macro_use]
 mod common;
 
+mod answers_cuts;
 mod bash;
 mod confine;
 mod confine_roots;
