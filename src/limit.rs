@@ -33,8 +33,8 @@ pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
 /// an error envelope `{"error":"","error_code":"PERMISSION_DENIED"}`, 45)
 /// and the marker line with its two escaped newlines (the longest,
-/// `marker::not_kept` with every number of 20 digits, takes 288).
-pub const ANSWER_RESERVE: usize = 340;
+/// `marker::not_kept` with every number of 20 digits, takes 321).
+pub const ANSWER_RESERVE: usize = 400;
 
 /// Text is measured a block at a time where it is ASCII.
 const BLOCK: usize = 4096;

@@ -4,7 +4,7 @@
 //! half of the rest each.
 
 /// What an answer holds beside head and tail, at most (`limit::ANSWER_RESERVE`).
-pub const RESERVE: usize = 340;
+pub const RESERVE: usize = 400;
 /// The smallest limit there is; smaller values count as this.
 pub const MIN_LIMIT: usize = 1024;
 
