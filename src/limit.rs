@@ -10,8 +10,8 @@
 //! stored, its newlines too. Cuts fall between characters (`json::size`
 //! units), never inside one, and then back to line boundaries: the head
 //! ends after its last newline, the tail starts after its first, so that no
-//! fragment of a line reads as a value; only a head or a tail that holds
-//! no line boundary is cut inside its line, and the marker says so.
+//! fragment of a line reads as a value (`cut_at_lines`); only a line that
+//! fills most of the head or the tail is cut inside, and the marker says so.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -33,7 +33,7 @@ pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
 /// an error envelope `{"error":"","error_code":"PERMISSION_DENIED"}`, 45)
 /// and the marker line with its two escaped newlines (the longest,
-/// `marker::not_kept` with every number of 20 digits, takes 321).
+/// `marker::not_kept` with every number of 20 digits, takes 312).
 pub const ANSWER_RESERVE: usize = 400;
 
 /// Text is measured a block at a time where it is ASCII.

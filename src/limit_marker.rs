@@ -111,10 +111,12 @@ pub fn message(cut: &Cut) -> String {
 }
 
 /// The marker of a command's output, whose middle is kept nowhere (bash,
-/// and a job's output once read): run it again so that it is.
+/// and a job's output once read): run it again so that it is, into a file
+/// in the working directory, which a confined command may write and
+/// file_read reads as given.
 pub fn not_kept(cut: &Cut) -> String {
     format!(
-        "[... {cut}, not kept: run the command again with > /tmp/out.log 2>&1 and read that file \
+        "[... {cut}, not kept: run the command again with > out.log 2>&1 and read out.log \
          (file_read offset/limit, or grep), or filter it (| tail -n 200, | grep PATTERN) ...]"
     )
 }

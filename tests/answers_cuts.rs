@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 /// What bash's marker says after the bytes and lines: the middle is kept
 /// nowhere.
-const NOT_KEPT: &str = ", not kept: run the command again with > /tmp/out.log 2>&1 and read \
-                        that file (file_read offset/limit, or grep), or filter it (| tail -n 200, \
-                        | grep PATTERN)";
+const NOT_KEPT: &str = ", not kept: run the command again with > out.log 2>&1 and read out.log \
+                        (file_read offset/limit, or grep), or filter it (| tail -n 200, | grep \
+                        PATTERN)";
 
 /// The head, the marker (without its brackets) and the tail of a cut output.
 fn split_at_marker(output: &str) -> (&str, &str, &str) {

@@ -156,7 +156,7 @@ pub fn message(cut: &Cut) -> String {
 /// bash's marker (and a job's): the middle is kept nowhere.
 pub fn not_kept(cut: &Cut) -> String {
     format!(
-        "[... {}, not kept: run the command again with > /tmp/out.log 2>&1 and read that file \
+        "[... {}, not kept: run the command again with > out.log 2>&1 and read out.log \
          (file_read offset/limit, or grep), or filter it (| tail -n 200, | grep PATTERN) ...]",
         cut.told(1, LINES)
     )
