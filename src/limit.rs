@@ -5,15 +5,24 @@
 //! reads.
 //!
 //! Past the limit the first and the last half of the output are kept and
-//! one line between them says what was left out. Memory stays bounded by
-//! the limit whatever is pushed: the middle is counted, not stored. Cuts
-//! fall between characters (`json::size` units), never inside one.
+//! one line between them says what was left out (`marker`). Memory stays
+//! bounded by the limit whatever is pushed: the middle is counted, not
+//! stored, its newlines too. Cuts fall between characters (`json::size`
+//! units), never inside one, and then back to line boundaries: the head
+//! ends after its last newline, the tail starts after its first, so that no
+//! fragment of a line reads as a value (`cut_at_lines`); only a line that
+//! fills most of the head or the tail is cut inside, and the marker says so.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
 use crate::json::size::{self, Unit};
 use crate::json::{self, Field};
+
+#[path = "limit_marker.rs"]
+pub mod marker;
+
+pub use marker::Cut;
 
 /// The output limit when the environment names none and the tool's name asks
 /// for no other (`context::max_output`): 16 MiB. Here, below the call's
@@ -23,9 +32,9 @@ pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// What an answer holds beside the output's head and tail, at most: the
 /// envelope (`{"output":"","exit_code":-9223372036854775808}`, 46 bytes;
 /// an error envelope `{"error":"","error_code":"PERMISSION_DENIED"}`, 45)
-/// and the marker line with its two escaped newlines (file_read's, with
-/// two 20-digit numbers, takes 90).
-pub const ANSWER_RESERVE: usize = 160;
+/// and the marker line with its two escaped newlines (the longest,
+/// `marker::not_kept` with every number of 20 digits, takes 312).
+pub const ANSWER_RESERVE: usize = 400;
 
 /// Text is measured a block at a time where it is ASCII.
 const BLOCK: usize = 4096;
@@ -61,6 +70,14 @@ pub struct Bounded {
     resync: usize,
     /// Bytes pushed in all (skipped ones included).
     total: u64,
+    /// Newlines pushed in all; `None` once bytes were skipped unseen.
+    newlines: Option<u64>,
+    /// The last byte left out before the tail (`None`: none, or not seen):
+    /// a newline there starts the tail on a line.
+    before_tail: Option<u8>,
+    /// Only the head is kept: what follows it is left out (a page that a
+    /// next call continues, grep's `next_offset`).
+    head_only: bool,
     out_of_memory: bool,
 }
 
@@ -78,6 +95,9 @@ impl Bounded {
             pending_len: 0,
             resync: 0,
             total: 0,
+            newlines: Some(0),
+            before_tail: None,
+            head_only: false,
             out_of_memory: false,
         }
     }
@@ -95,6 +115,12 @@ impl Bounded {
     pub fn for_answer(limit: Option<usize>) -> Bounded {
         let budget = limit.map(|l| l.saturating_sub(ANSWER_RESERVE).max(2));
         Bounded::with(Measure::Answer, budget)
+    }
+
+    /// `for_answer`, keeping only what fits from the start: whole lines of
+    /// it (a page of entries, which an offset continues).
+    pub fn for_answer_from_start(limit: Option<usize>) -> Bounded {
+        Bounded { head_only: true, ..Bounded::for_answer(limit) }
     }
 
     /// What the output may take in all (head and tail), in the measure of
@@ -127,11 +153,19 @@ impl Bounded {
     }
 
     fn head_cap(&self) -> usize {
-        self.budget.map_or(usize::MAX, |b| b - b / 2)
+        match self.budget {
+            Some(b) if self.head_only => b,
+            Some(b) => b - b / 2,
+            None => usize::MAX,
+        }
     }
 
     fn tail_cap(&self) -> usize {
-        self.budget.map_or(0, |b| b / 2)
+        match self.budget {
+            Some(_) if self.head_only => 0,
+            Some(b) => b / 2,
+            None => 0,
+        }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -140,6 +174,7 @@ impl Bounded {
             self.keep_all(bytes);
             return;
         }
+        self.count_newlines(bytes);
         let mut bytes = bytes;
         if self.resync > 0 {
             let stray =
@@ -158,6 +193,14 @@ impl Bounded {
         self.accept(body, None);
         self.pending[..held].copy_from_slice(rest);
         self.pending_len = held;
+    }
+
+    /// Counts the newlines of what is pushed, to name the lines a cut left
+    /// out (a pass at memchr's speed, nothing stored).
+    fn count_newlines(&mut self, bytes: &[u8]) {
+        if let Some(n) = &mut self.newlines {
+            *n += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        }
     }
 
     /// Without a limit: everything is kept, as long as memory lasts; what
@@ -200,6 +243,7 @@ impl Bounded {
             return;
         }
         self.total += units.len() as u64;
+        self.count_newlines(units);
         self.accept(units, Some(size));
     }
 
@@ -250,7 +294,9 @@ impl Bounded {
         if body.len() > cap {
             // Every byte takes at least one: no more than the last `cap`
             // bytes can stay, and nothing from before them.
-            body = &body[size::boundary_at_or_after(body, body.len() - cap)..];
+            let at = size::boundary_at_or_after(body, body.len() - cap);
+            self.before_tail = at.checked_sub(1).map(|i| body[i]).or(self.before_tail);
+            body = &body[at..];
             self.tail.clear();
             self.tail_size = 0;
             known = None;
@@ -258,6 +304,7 @@ impl Bounded {
         let mut size = known.unwrap_or_else(|| self.size_of(body));
         if size > cap {
             let (at, freed) = self.leading_units(body, size - cap);
+            self.before_tail = at.checked_sub(1).map(|i| body[i]).or(self.before_tail);
             body = &body[at..];
             size -= freed;
             self.tail.clear();
@@ -301,7 +348,11 @@ impl Bounded {
             n += m;
             freed += f;
         }
-        self.tail.drain(..n.min(self.tail.len()));
+        let n = n.min(self.tail.len());
+        if n > 0 {
+            self.before_tail = self.tail.get(n - 1).copied();
+        }
+        self.tail.drain(..n);
         self.tail_size -= freed.min(self.tail_size);
     }
 
@@ -382,6 +433,9 @@ impl Bounded {
     /// character: the rest of it is left out as well.
     pub fn skip(&mut self, n: u64) {
         self.total += n;
+        // Unseen: their lines, and what the tail follows, are not known.
+        self.newlines = None;
+        self.before_tail = None;
         // Nothing after an omission may join the head (which may have
         // ended a few bytes short, not to cut a character).
         self.head_full = true;
@@ -392,12 +446,15 @@ impl Bounded {
         self.resync = 3;
     }
 
-    /// Counts `n` bytes as left out between what was pushed and what comes
-    /// next, which starts a character.
+    /// Counts `n` bytes (holding `newlines`, the last being `last`) as left
+    /// out between what was pushed and what comes next, which starts a
+    /// character.
     #[cfg(test)]
-    fn omit(&mut self, n: u64) {
+    fn omit(&mut self, n: u64, newlines: Option<u64>, last: Option<u8>) {
         self.flush_pending();
         self.total += n;
+        self.newlines = self.newlines.zip(newlines).map(|(a, b)| a + b);
+        self.before_tail = last;
         self.head_full = true;
         self.tail.clear();
         self.tail_size = 0;
@@ -416,7 +473,12 @@ impl Bounded {
         if omitted > 0 {
             // `other` overflowed, so its head filled ours and its tail is
             // the whole of what our tail must keep.
-            self.omit(omitted);
+            let count = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+            let (a, b) = other.tail.as_slices();
+            let kept = count(&other.head) + count(a) + count(b);
+            let pending = count(&other.pending[..other.pending_len]);
+            let newlines = other.newlines.map(|n| n - kept - pending);
+            self.omit(omitted, newlines, other.before_tail);
         }
         self.push_units(other.tail.make_contiguous(), other.tail_size);
         self.push(&other.pending[..other.pending_len]);
@@ -458,30 +520,37 @@ impl Bounded {
         &self.head
     }
 
-    /// The output with the standard marker where bytes were left out.
+    /// A message (an error's, a host's capture) with the plain marker,
+    /// which names no lines, where bytes were left out.
     pub fn finish(self) -> Vec<u8> {
-        self.finish_parts().concat()
+        self.finish_parts_with(marker::message).concat()
     }
 
     /// The output as parts that follow one another (head, marker line,
     /// tail), written one after the other into the answer
     /// (`json::Field::Parts`): joining them would hold the output twice.
     /// Each part starts and ends between characters.
+    /// The marker is a message's, naming no lines: a tool's own output
+    /// says how to get the rest with `finish_parts_with`.
     pub fn finish_parts(self) -> Vec<Vec<u8>> {
-        self.finish_parts_with(|omitted| format!("[... {omitted} bytes omitted ...]"))
+        self.finish_parts_with(marker::message)
     }
 
-    /// `finish_parts` with a marker of the caller's making (file_read says
-    /// where to continue). The marker stands on a line of its own.
-    pub fn finish_parts_with(mut self, marker: impl FnOnce(u64) -> String) -> Vec<Vec<u8>> {
+    /// `finish_parts` with a marker of the caller's making (`marker`: each
+    /// tool says how to get the rest). The marker stands on a line of its
+    /// own, and is made only if something was left out.
+    pub fn finish_parts_with(mut self, marker: impl FnOnce(&Cut) -> String) -> Vec<Vec<u8>> {
         self.flush_pending();
-        let omitted = self.omitted();
         let mut line = Vec::new();
-        if omitted > 0 {
+        if self.omitted() > 0 {
+            let cut = match self.budget {
+                Some(_) => self.cut_at_lines(),
+                None => Cut::unplaced(self.omitted()),
+            };
             if !self.head.ends_with(b"\n") {
                 line.push(b'\n');
             }
-            line.extend_from_slice(marker(omitted).as_bytes());
+            line.extend_from_slice(marker(&cut).as_bytes());
             // The marker ends its line, unless the tail starts with the
             // newline that does (no blank line after the marker).
             if self.tail.front() != Some(&b'\n') {
@@ -490,6 +559,56 @@ impl Bounded {
         }
         // In place: the deque's ring is rotated, not copied.
         vec![self.head, line, Vec::from(self.tail)]
+    }
+
+    /// Moves the cut to line boundaries (the bytes moved are left out too)
+    /// and tells where it falls: the head ends after its last newline, the
+    /// tail starts after its first, unless it starts a line already. A line
+    /// that would take more than half of the head or the tail with it (one
+    /// line of megabytes) is cut inside instead, and the marker says so:
+    /// its ends say more than an empty answer. A page (`head_only`) keeps
+    /// whole lines whenever it has one.
+    fn cut_at_lines(&mut self) -> Cut {
+        let head_inside = match memchr::memrchr(b'\n', &self.head) {
+            Some(at) if self.head_only || 2 * (at + 1) >= self.head.len() => {
+                self.head.truncate(at + 1);
+                false
+            }
+            _ => !self.head.is_empty(),
+        };
+        let on_a_line = self.before_tail == Some(b'\n');
+        let mut ends_a_line = on_a_line;
+        let tail_inside = if on_a_line || self.tail.is_empty() {
+            false
+        } else {
+            match self.tail.iter().position(|&b| b == b'\n') {
+                Some(at) if at + 1 < self.tail.len() && 2 * (at + 1) <= self.tail.len() => {
+                    self.tail.drain(..=at);
+                    ends_a_line = true;
+                    false
+                }
+                _ => true,
+            }
+        };
+        let count = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+        let head_lines = count(&self.head);
+        let (a, b) = self.tail.as_slices();
+        let tail_lines = count(a) + count(b);
+        // A byte at offset p is on line 1 + the newlines before it.
+        let lines = self.newlines.map(|total| {
+            let first = head_lines + 1;
+            let before_tail = total.saturating_sub(tail_lines + u64::from(ends_a_line));
+            (first, (before_tail + 1).max(first))
+        });
+        Cut {
+            omitted: self.omitted(),
+            head_lines,
+            lines,
+            head_inside,
+            tail_inside,
+            first_line: 1,
+            noun: marker::LINES,
+        }
     }
 }
 

@@ -25,7 +25,8 @@ fn past_the_limit_head_and_tail_are_kept() {
 fn a_tail_starting_with_a_newline_gives_no_blank_line() {
     let mut b = Bounded::new(Some(6));
     b.push(b"ab\ncdefg\nhi");
-    assert_eq!(b.finish(), b"ab\n[... 5 bytes omitted ...]\nhi");
+    // The tail "\nhi" starts inside a line: it moves past its newline.
+    assert_eq!(b.finish(), b"ab\n[... 6 bytes omitted ...]\nhi");
 }
 
 #[test]
@@ -173,17 +174,20 @@ fn the_answer_never_passes_the_limit_escaping_included() {
             }
             assert_eq!(b.total(), text.len() as u64);
             let mut omitted = 0;
-            let parts = b.finish_parts_with(|n| {
-                omitted = n;
-                format!("[... {n} bytes omitted ...]")
+            let parts = b.finish_parts_with(|cut| {
+                omitted = cut.omitted;
+                marker::message(cut)
             });
             let len = answer_len(&parts);
             assert!(len <= limit, "{len} > {limit} (seed {seed})");
             let written = crate::json::size::escaped_len(&text) + 46;
             if written > limit {
                 assert!(omitted > 0);
-                // Full up to a character or two on either side.
-                assert!(len + ANSWER_RESERVE >= limit, "{len} (seed {seed})");
+                // Full up to a line on either side (the cut moves back to
+                // line boundaries), and a character or two.
+                let longest = text.split(|&b| b == b'\n').map(size::escaped_len).max();
+                let slack = 2 * (longest.unwrap_or(0) + 2);
+                assert!(len + ANSWER_RESERVE + slack >= limit, "{len} (seed {seed})");
             } else {
                 assert_eq!(parts.concat(), text, "fits whole (seed {seed})");
             }
@@ -329,4 +333,152 @@ fn an_image_is_not_bounded_by_the_limit_and_the_rest_of_the_answer_is() {
     assert_eq!(unbounded_len(&answer[..1]), 0);
     assert_eq!(overrun(written - unbounded_len(&answer), Some(written - image_len)), None);
     assert!(overrun(written, Some(written - image_len)).is_some());
+}
+
+/// The parts of `text` pushed into a buffer of `limit` bytes (in chunks of
+/// `chunk`), and the cut its marker was given.
+fn cut_of(text: &[u8], limit: usize, chunk: usize) -> (Vec<Vec<u8>>, Option<Cut>) {
+    let mut b = Bounded::new(Some(limit));
+    for piece in text.chunks(chunk) {
+        b.push(piece);
+    }
+    let mut seen = None;
+    let parts = b.finish_parts_with(|cut| {
+        seen = Some(*cut);
+        marker::message(cut)
+    });
+    (parts, seen)
+}
+
+#[test]
+fn a_cut_falls_on_line_boundaries_and_names_the_lines_left_out() {
+    let text: String = (1..=100).map(|i| format!("{i}\n")).collect();
+    for chunk in [1, 7, 4096] {
+        let (parts, cut) = cut_of(text.as_bytes(), 40, chunk);
+        // The head's 20 bytes end after "10" (no newline yet): it moves
+        // back to "9\n". The tail's 20 bytes start with the newline of "94":
+        // it moves on to "95".
+        assert_eq!(parts[0], b"1\n2\n3\n4\n5\n6\n7\n8\n9\n", "{chunk}");
+        assert_eq!(parts[2], b"95\n96\n97\n98\n99\n100\n", "{chunk}");
+        let cut = cut.expect("a cut");
+        assert_eq!(cut.omitted, (text.len() - parts[0].len() - parts[2].len()) as u64);
+        assert_eq!(cut.to_string(), format!("{} bytes omitted (lines 10-94)", cut.omitted));
+        assert_eq!((cut.head_lines, cut.next_line()), (9, 10));
+    }
+}
+
+#[test]
+fn a_newline_at_the_very_edge_moves_nothing() {
+    // The head's room ends just after a newline, the tail's starts just
+    // after one: both are whole lines already.
+    let text = b"abc\ndef\nghi\njkl\n";
+    let (parts, cut) = cut_of(text, 8, 3);
+    assert_eq!(
+        parts,
+        [b"abc\n".to_vec(), b"[... 8 bytes omitted ...]\n".to_vec(), b"jkl\n".to_vec()]
+    );
+    assert_eq!(cut.unwrap().to_string(), "8 bytes omitted (lines 2-3)");
+}
+
+#[test]
+fn a_head_or_tail_without_a_line_boundary_is_cut_inside_and_says_so() {
+    let (parts, cut) = cut_of(&[b'x'; 100], 10, 9);
+    assert_eq!((parts[0].len(), parts[2].len()), (5, 5));
+    assert_eq!(cut.unwrap().to_string(), "90 bytes omitted (cut inside line 1)");
+    // One line of megabytes among short ones: its ends are kept, not the
+    // short lines alone.
+    let text = format!("a\n{}\nz\n", "x".repeat(1000));
+    let (parts, cut) = cut_of(text.as_bytes(), 20, 64);
+    assert_eq!(parts[0], b"a\nxxxxxxxx");
+    assert_eq!(parts[2], b"xxxxxxx\nz\n");
+    assert_eq!(cut.unwrap().to_string(), "985 bytes omitted (cut inside line 2)");
+    // A cut inside on one side only names that line; the tail "c\nd\ne\n"
+    // starts a line.
+    let text = format!("{}\nb\nc\nd\ne\n", "x".repeat(100));
+    let (parts, cut) = cut_of(text.as_bytes(), 12, 5);
+    assert_eq!(parts[2], b"c\nd\ne\n");
+    assert_eq!(cut.unwrap().to_string(), "97 bytes omitted (lines 1-2, cut inside line 1)");
+}
+
+#[test]
+fn crlf_line_ends_stay_whole() {
+    let text: String = (1..=50).map(|i| format!("{i}\r\n")).collect();
+    let (parts, cut) = cut_of(text.as_bytes(), 30, 4);
+    // 15 bytes each: the head "1\r\n".."5\r\n" whole; the tail from inside
+    // "47\r\n", moved on past its "\n", not between "\r" and "\n".
+    assert_eq!(parts[0], b"1\r\n2\r\n3\r\n4\r\n5\r\n");
+    assert_eq!(parts[2], b"48\r\n49\r\n50\r\n");
+    assert_eq!(cut.unwrap().lines, Some((6, 47)));
+}
+
+#[test]
+fn multibyte_characters_near_the_cut_stay_whole() {
+    let text = "é✓𝄞\n".repeat(50);
+    for limit in [20, 21, 22, 23, 24] {
+        let (parts, cut) = cut_of(text.as_bytes(), limit, 3);
+        for part in &parts {
+            assert!(std::str::from_utf8(part).is_ok(), "{limit}: {part:?}");
+        }
+        assert!(
+            parts[0].ends_with(b"\n") && text.starts_with(std::str::from_utf8(&parts[0]).unwrap())
+        );
+        assert!(text.ends_with(std::str::from_utf8(&parts[2]).unwrap()));
+        let (first, last) = cut.unwrap().lines.unwrap();
+        let tail_lines = parts[2].iter().filter(|&&b| b == b'\n').count() as u64;
+        assert_eq!((first, last), (parts[0].len() as u64 / 10 + 1, 50 - tail_lines), "{limit}");
+    }
+}
+
+#[test]
+fn lines_skipped_unseen_are_not_named() {
+    let mut b = Bounded::new(Some(8));
+    b.push(b"ab\ncd\n");
+    b.skip(100);
+    b.push(b"xy\nzw\n");
+    let mut told = String::new();
+    b.finish_parts_with(|cut| {
+        told = cut.to_string();
+        String::new()
+    });
+    // "c" of the head and "\n" of the tail moved out: 100 + 6.
+    assert_eq!(told, "106 bytes omitted");
+}
+
+#[test]
+fn a_page_keeps_whole_lines_from_the_start_and_nothing_after() {
+    let mut b = Bounded::for_answer_from_start(Some(ANSWER_RESERVE + 12));
+    for line in ["one\n", "two\n", "three\n", "four\n"] {
+        b.push(line.as_bytes());
+    }
+    let mut seen = None;
+    let parts = b.finish_parts_with(|cut| {
+        seen = Some(*cut);
+        String::from("M")
+    });
+    // "one\n" and "two\n" take 10 in the answer; "three" would not fit whole.
+    assert_eq!(parts, [b"one\ntwo\n".to_vec(), b"M\n".to_vec(), vec![]]);
+    assert_eq!(seen.map(|c| (c.omitted, c.head_lines)), Some((11, 2)));
+}
+
+#[test]
+fn the_reserve_holds_every_marker_at_its_widest() {
+    let widest = Cut {
+        omitted: u64::MAX,
+        head_lines: u64::MAX - 2,
+        lines: Some((u64::MAX - 1, u64::MAX)),
+        head_inside: true,
+        tail_inside: true,
+        first_line: 1,
+        noun: marker::LINES,
+    };
+    for told in [
+        marker::not_kept(&widest),
+        marker::read_on(&widest),
+        marker::narrow(&widest, marker::NARROW_GREP),
+        marker::narrow(&widest, marker::NARROW_GLOB),
+        marker::page_on(u64::MAX, u64::MAX),
+    ] {
+        let parts = vec![b"x".to_vec(), format!("\n{told}\n").into_bytes(), b"y".to_vec()];
+        assert!(answer_len(&parts) - 2 <= ANSWER_RESERVE, "{} {told}", answer_len(&parts));
+    }
 }

@@ -133,10 +133,10 @@ fn output_past_the_limit_keeps_head_and_tail() {
     // The limit bounds the whole answer, escaping included (docs/SPEC.md, "Output limit"):
     // head and tail take half of what the envelope and marker leave each,
     // a newline two bytes; one trailing newline stripped.
-    let expected = common::answer::bounded_lines(full.as_bytes(), 1000);
+    let expected = common::answer::bounded_lines(full.as_bytes(), 1000, common::answer::not_kept);
     assert!(expected.starts_with("1\n2\n3\n"));
     assert!(expected.ends_with("\n99999\n100000"));
-    assert_eq!(expected.matches(" bytes omitted ...]").count(), 1);
+    assert_eq!(expected.matches(" bytes omitted (lines ").count(), 1);
     assert!(ran.stdout.len() <= 1024, "answer of {} bytes", ran.stdout.len());
     assert_eq!(ran.json(), answer(&expected, 0));
 }
@@ -154,8 +154,11 @@ fn endless_output_is_drained_not_stored() {
     // kept of 300 MB is what is kept of 2,000 bytes, more left out.
     let ends = "y\n".repeat(1000);
     let more = total - ends.len() as u64;
-    let mut expected = common::answer::bounded(ends.as_bytes(), 100, |n, _| {
-        format!("[... {} bytes omitted ...]", n + more)
+    let mut expected = common::answer::bounded(ends.as_bytes(), 100, |cut| {
+        // The lines left out are those of the 2,000 bytes, and more.
+        let lines = cut.lines.map(|(first, last)| (first, last + more / 2));
+        let cut = common::answer::Cut { omitted: cut.omitted + more, lines, ..*cut };
+        common::answer::not_kept(&cut)
     });
     assert_eq!(expected.pop(), Some(b'\n'));
     let expected = String::from_utf8(expected).unwrap();

@@ -885,16 +885,16 @@ fn check_grep(
         *matched += 1;
     }
     let mut ours_entries = entries(&ours);
-    // Past the output limit (limit::Bounded) our answer keeps its head and
-    // tail around a `[... N bytes omitted ...]` line (grep-format.md: the
-    // limit bounds the whole answer): the head is compared, the rest not,
-    // and no paging.
-    let cut = ours_entries.iter().position(|e| e.contains(" bytes omitted ...]"));
+    // Past the output limit (limit::Bounded) our answer keeps the whole
+    // entries that fit from the start, then a `[... N bytes omitted;
+    // continue with offset=K ...]` line (docs/SPEC.md, "Output limit"): the
+    // entries before it are compared, the rest not, and no paging.
+    let cut =
+        ours_entries.iter().position(|e| e.starts_with("[... ") && e.contains(" bytes omitted"));
     let mut theirs = theirs;
     if let Some(at) = cut {
-        // The head's last line may be cut short too.
-        ours_entries.truncate(at.saturating_sub(1));
-        theirs.entries.truncate(at.saturating_sub(1));
+        ours_entries.truncate(at);
+        theirs.entries.truncate(at);
     }
     let agrees = |v: &View| {
         ours_entries == v.entries

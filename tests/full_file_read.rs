@@ -135,7 +135,8 @@ fn full_the_output_limit_cuts_the_output_never_the_version() {
         assert_eq!(v["total_lines"], total, "{args}");
         assert_eq!(v["sha256"], sha256(content.as_bytes()), "{args}");
         let output = v["output"].as_str().unwrap();
-        assert!(output.contains(" bytes omitted; continue with offset="), "{args}: {output}");
+        assert!(output.contains(" bytes omitted (lines "), "{args}: {output}");
+        assert!(output.contains("); continue with offset="), "{args}: {output}");
     }
     // The marker's offset is the line after the head's last whole line,
     // numbers or not.
@@ -149,7 +150,9 @@ fn full_the_output_limit_cuts_the_output_never_the_version() {
     let (head, rest) = output.split_once("\n[... ").unwrap();
     let head_lines = head.lines().count();
     assert!(head.starts_with("     1\tline 0001\n     2\tline 0002\n"), "{head}");
-    assert!(rest.contains(&format!("continue with offset={head_lines} ...]")), "{rest}");
+    // The head ends on a line now: the next line is the first not shown.
+    let next = format!("continue with offset={} (limit=N for N lines) ...]", head_lines + 1);
+    assert!(rest.contains(&next), "{rest}");
     assert!(output.ends_with("300000\tline 300000\n"), "{output}");
 }
 

@@ -281,7 +281,7 @@ fn the_output_limit_keeps_head_and_tail_and_the_full_count() {
     // counts as 1 KiB.
     let whole: String =
         (0..60).flat_map(|i| [1, 2].map(|l| format!("f{i:02}:{l}: hit\n"))).collect();
-    let want = answer::bounded_lines(whole.as_bytes(), 1024);
+    let want = answer::bounded_lines(whole.as_bytes(), 1024, answer::narrow_grep);
     assert!(want.contains("bytes omitted"));
     assert_eq!(ran.json(), json!({"output": want, "count": 120}));
     assert!(ran.stdout.len() <= 1024, "answer of {} bytes", ran.stdout.len());

@@ -601,7 +601,7 @@ fn bounded_job(bytes: u64) {
     assert_eq!(last["exit_code"], 0);
     let whole = so_far + &output;
     assert!(whole.starts_with("0123456789abcdefghijklmnopqrstuvwxyz\n"), "{}", &whole[..100]);
-    assert!(whole.contains(" bytes omitted ...]"));
+    assert!(whole.contains(" bytes omitted, not kept: run the command again"), "{whole}");
     assert!(output.len() <= 65536, "{}", output.len());
     assert!(output.ends_with("\nend\n"), "{}", &output[output.len() - 100..]);
 }
@@ -912,7 +912,9 @@ fn jobs_answers_stay_within_the_output_limit() {
     assert!(ran.stdout.len() <= 1024, "{}", ran.stdout.len());
     let first = ran.json();
     let id = id_of(&first);
-    assert!(first["output"].as_str().unwrap().contains(" bytes omitted ...]"), "{first}");
+    let output = first["output"].as_str().unwrap();
+    assert!(output.contains(" bytes omitted (lines "), "{first}");
+    assert!(output.contains("), not kept: run the command again"), "{first}");
     assert!(first["output"].as_str().unwrap().ends_with(&note(&id)), "{first}");
     let deadline = Instant::now() + PATIENCE;
     let mut last_output = String::new();

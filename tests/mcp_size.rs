@@ -86,6 +86,8 @@ fn mcp_size_a_100_mb_output_is_one_line_under_the_declared_size_with_head_tail_a
     let cli = env
         .cmd("bash")
         .env("IKIGAI_TOOLS_PROFILE", "full")
+        // Run in the foreground, as the MCP server runs it (no yield).
+        .env("IKIGAI_TOOLS_YIELD", "0")
         .env("IKIGAI_TOOLS_MAX_OUTPUT", DEFAULT_LIMIT.to_string())
         .stdin(flood(100_000_000).to_string())
         .run()
@@ -97,7 +99,9 @@ fn mcp_size_a_100_mb_output_is_one_line_under_the_declared_size_with_head_tail_a
     // Kept: all but the marker's line and the field; bash's output loses
     // its final newline.
     let kept = text.len() - marker.len() - "\n\n".len() - "\nexit_code: 0".len();
-    assert_eq!(marker, format!("[... {} bytes omitted ...]", 5 + 100_000_000 + 5 - kept));
+    let omitted = 5 + 100_000_000 + 5 - kept;
+    assert!(marker
+        .starts_with(&format!("[... {omitted} bytes omitted (cut inside line 2), not kept: ")));
     assert_eq!(result["isError"], false);
 }
 
@@ -159,13 +163,17 @@ fn mcp_size_max_output_option_and_variable_set_the_limit() {
         let cli = env
             .cmd("bash")
             .env("IKIGAI_TOOLS_PROFILE", "full")
+            .env("IKIGAI_TOOLS_YIELD", "0")
             .env("IKIGAI_TOOLS_MAX_OUTPUT", limit.to_string())
             .stdin(flood(100_000).to_string())
             .run()
             .json();
         assert_eq!(text, rendered(&cli), "{args:?} {vars:?}");
         assert!(text.len() <= limit && text.len() > limit - 200, "{}", text.len());
-        assert!(text.contains(" bytes omitted ...]"), "{text}");
+        assert!(
+            text.contains(" bytes omitted (cut inside line 2), not kept: run the command again"),
+            "{text}"
+        );
     }
     // Unlimited: the whole output.
     let mut session = session(&env, &["--max-output", "0"], &[]);

@@ -11,6 +11,7 @@
 mod common;
 
 mod answers_by_hand;
+mod answers_cuts;
 mod answers_file_answers;
 mod answers_jobs_procs;
 mod answers_messages;

@@ -68,7 +68,9 @@ pub fn output(
     if ended.is_some() && end >= job.count() {
         job.remove();
     }
-    Ok(Output { parts: out.finish_parts(), ended })
+    // The cursor moves past what this answer left out: read once, it is
+    // kept nowhere after (docs/TOOLS.md, "Jobs").
+    Ok(Output { parts: out.finish_parts_with(crate::limit::marker::not_kept), ended })
 }
 
 /// `job_kill`: stops the job's whole process group (SIGTERM, a grace,

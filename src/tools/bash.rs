@@ -150,7 +150,8 @@ fn run_in(
     // Restore the signal mask before the answer is written: a host that
     // times out while the tool writes must still be able to stop it.
     drop(signals);
-    let mut output = finished.output.finish_parts();
+    // The middle is kept nowhere: the marker says how to run again.
+    let mut output = finished.output.finish_parts_with(limit::marker::not_kept);
     limit::strip_final_newline(&mut output);
     (output, exit_code(finished.status))
 }

@@ -42,7 +42,7 @@ use crate::fs::looked_up;
 use crate::fs::open::open_regular;
 use crate::fs::read::{self, SIZELESS_MAX};
 use crate::json::{size, Field};
-use crate::limit::Bounded;
+use crate::limit::{marker, Bounded};
 use crate::protocol::{Args, Outcome};
 use numbered::Numbering;
 use version::Tally;
@@ -185,11 +185,8 @@ fn read_file(request: Request, context: &Context) -> Outcome {
         }
         out.push(stop.as_bytes());
     }
-    let next_line =
-        first_line.saturating_add(memchr::memchr_iter(b'\n', out.head()).count() as u64);
-    let output = out.finish_parts_with(|omitted| {
-        format!("[... {omitted} bytes omitted; continue with offset={next_line} ...]")
-    });
+    // The head ends on a line: the marker names the first line not shown.
+    let output = out.finish_parts_with(|cut| marker::read_on(&cut.numbered_from(first_line)));
     let mut answer = vec![("output", Field::Parts(output))];
     let capped = reader.into_inner();
     // A file that went on past what may be read of it was not read whole:

@@ -31,7 +31,7 @@ use crate::fs::walk::ignored::{Met, Rules};
 use crate::fs::walk::matched::glob_ignoring;
 use crate::fs::walk::walk_within;
 use crate::json::Field;
-use crate::limit::{self, Bounded};
+use crate::limit::{self, marker, Bounded};
 use crate::protocol::{Args, Outcome};
 
 /// A call's arguments, every parameter of the full schema read and
@@ -91,7 +91,7 @@ fn every_path(glob: &Glob, context: &Context) -> Outcome {
         count += 1;
     };
     walk_within(glob, roots, visit)?;
-    let mut output = output.finish_parts();
+    let mut output = output.finish_parts_with(|cut| marker::narrow(cut, marker::NARROW_GLOB));
     // Each path ends with a newline; the last one does not need it.
     limit::strip_final_newline(&mut output);
     Ok(vec![("output", Field::Parts(output)), ("count", Field::Int(count))])
@@ -128,7 +128,7 @@ fn ignore_aware(request: &Request, glob: &Glob, context: &Context) -> Outcome {
         output.push(path);
         output.push(b"\n");
     }
-    let mut output = output.finish_parts();
+    let mut output = output.finish_parts_with(|cut| marker::narrow(cut, marker::NARROW_GLOB));
     limit::strip_final_newline(&mut output);
     let mut answer = vec![
         ("output", Field::Parts(output)),

@@ -46,7 +46,7 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
     // A `path` not found or refused says what was looked up.
     let explained = |e| looked_up::explain(e, request.path.unwrap_or_default(), roots);
     let files = Files::new(walk, &request, roots).map_err(explained)?;
-    let printer = Printer::new(&request, context.answer_limit(0));
+    let printer = Printer::new(&request, context.answer_limit(0), full);
     let walked = search::search(files, &matcher, &request, &printer).map_err(explained)?;
     // The seed profile's answer loses the full profile's fields in one
     // place, `Tool::call` (`full_fields`).

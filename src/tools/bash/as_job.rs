@@ -63,7 +63,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
             let mut out = Bounded::for_answer(context.answer_limit(reserve));
             job.read_since(0, keep, &mut out);
             job.remove();
-            let mut output = out.finish_parts();
+            let mut output = out.finish_parts_with(limit::marker::not_kept);
             limit::strip_final_newline(&mut output);
             let ended = ended.unwrap_or(crate::jobs::store::Ended {
                 exit_code: 128 + 9,
@@ -88,7 +88,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
     let mut out = Bounded::for_answer(context.answer_limit(JOB_RESERVE));
     let end = job.read_since(0, keep, &mut out);
     let _ = job.set_cursor(end);
-    let mut output = out.finish_parts();
+    let mut output = out.finish_parts_with(limit::marker::not_kept);
     if ended.is_none() {
         let note = format!(
             "\n[running as job {}: job_output with this job_id reads what it prints next \

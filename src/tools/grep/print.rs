@@ -1,7 +1,11 @@
 //! How grep's answer is printed: each file's entries (`PATH:LINE: TEXT`
 //! for a matching line, `PATH-LINE- TEXT` for a line of context, `--`
 //! between groups, a path, `PATH:N`), the files in order, the page kept
-//! (`offset`, `head_limit`), within the output limit.
+//! (`offset`, `head_limit`), within the output limit. The full profile
+//! keeps whole entries from the start up to the limit and pages on from the
+//! first it left out (`next_offset`), as `head_limit` does; the seed, which
+//! has no `offset`, keeps head and tail and says to narrow the search
+//! (docs/SPEC.md, "Output limit").
 //!
 //! The entries held stay bounded by the output limit, whatever the files
 //! hold (docs/SPEC.md, "Output limit"): a file searched ahead of the files
@@ -21,7 +25,7 @@ use super::ordered::Turn;
 use super::request::{Mode, Request};
 use super::search::has_nul;
 use crate::json::Field;
-use crate::limit::{self, Bounded};
+use crate::limit::{self, marker, Bounded};
 
 /// The bytes of entries a file's search holds while files before it are
 /// still being searched; past it, it waits for them and hands its entries
@@ -43,20 +47,30 @@ struct Page {
     head_limit: u64,
     /// Entries met so far.
     seen: u64,
+    /// Full profile: the output pages on at the limit (`offset` exists).
+    paged: bool,
+    /// The first entry the output limit left out, when it cut the page.
+    cut_at: Option<u64>,
     count: i64,
     searched: i64,
     skipped: i64,
 }
 
 impl Printer {
-    pub(super) fn new(request: &Request<'_>, limit: Option<usize>) -> Printer {
+    /// `paged`: the full profile, whose `offset` continues a page the
+    /// output limit cut.
+    pub(super) fn new(request: &Request<'_>, limit: Option<usize>, paged: bool) -> Printer {
+        let output =
+            if paged { Bounded::for_answer_from_start(limit) } else { Bounded::for_answer(limit) };
         Printer {
             page: Mutex::new(Page {
-                output: Bounded::for_answer(limit),
+                output,
                 separate: request.has_context(),
                 offset: request.offset,
                 head_limit: request.head_limit,
                 seen: 0,
+                paged,
+                cut_at: None,
                 count: 0,
                 searched: 0,
                 skipped: 0,
@@ -85,9 +99,25 @@ impl Printer {
     /// and, when the page cut the entries, `next_offset`.
     pub(super) fn answer(self, walk_skipped: i64) -> Vec<(&'static str, Field)> {
         let page = self.page.into_inner().unwrap_or_else(PoisonError::into_inner);
-        let next = page.offset.saturating_add(page.head_limit);
-        let cut = page.head_limit > 0 && page.seen > next;
-        let mut output = page.output.finish_parts();
+        let mut next = page.offset.saturating_add(page.head_limit);
+        let mut cut = page.head_limit > 0 && page.seen > next;
+        // The limit cuts the page before head_limit would (it keeps none
+        // of the entries past it).
+        if let Some(at) = page.cut_at {
+            (next, cut) = (at, true);
+        }
+        let mut output = if page.paged {
+            page.output.finish_parts_with(|c| {
+                // An entry longer than the whole page is shown cut: paging
+                // on from it would show the same again.
+                if c.head_inside {
+                    next += 1;
+                }
+                marker::page_on(c.omitted, next)
+            })
+        } else {
+            page.output.finish_parts_with(|c| marker::narrow(c, marker::NARROW_GREP))
+        };
         // Each entry ends with a newline; the last one does not need it.
         limit::strip_final_newline(&mut output);
         let mut answer = vec![
@@ -114,7 +144,14 @@ impl Page {
             self.entry(b"--\n");
         }
         if self.offset == 0 && self.head_limit == 0 {
+            let held = self.output.head().len();
             self.output.push(buf);
+            if self.paged && self.cut_at.is_none() && self.output.omitted() > 0 {
+                // The first entry the head did not take whole.
+                let taken = self.output.head().len().saturating_sub(held).min(buf.len());
+                let whole = memchr::memchr_iter(b'\n', &buf[..taken]).count() as u64;
+                self.cut_at = Some(self.seen + whole);
+            }
             self.seen += memchr::memchr_iter(b'\n', buf).count() as u64;
             return;
         }
@@ -130,6 +167,9 @@ impl Page {
         self.seen += 1;
         if index >= self.offset && (self.head_limit == 0 || index - self.offset < self.head_limit) {
             self.output.push(line);
+            if self.paged && self.cut_at.is_none() && self.output.omitted() > 0 {
+                self.cut_at = Some(index);
+            }
         }
     }
 }
