@@ -446,6 +446,16 @@ impl Bounded {
         self.resync = 3;
     }
 
+    /// As `skip`, for a reader that knows how many newlines the `n` bytes
+    /// held and their last byte (a job's store counts them as they are
+    /// written): the marker can then still name the lines left out.
+    pub fn skip_counted(&mut self, n: u64, newlines: u64, last: u8) {
+        let before = self.newlines;
+        self.skip(n);
+        self.newlines = before.map(|b| b + newlines);
+        self.before_tail = Some(last);
+    }
+
     /// Counts `n` bytes (holding `newlines`, the last being `last`) as left
     /// out between what was pushed and what comes next, which starts a
     /// character.

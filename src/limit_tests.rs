@@ -482,3 +482,29 @@ fn the_reserve_holds_every_marker_at_its_widest() {
         assert!(answer_len(&parts) - 2 <= ANSWER_RESERVE, "{} {told}", answer_len(&parts));
     }
 }
+
+#[test]
+fn lines_skipped_with_their_count_are_named_as_if_pushed() {
+    // A job's store skips the middle it no longer holds but knows its
+    // newlines and last byte: the answer is the one pushing them gives.
+    let middle = b"123456789\n".repeat(10);
+    let answer = |skip: bool| {
+        let mut b = Bounded::new(Some(8));
+        b.push(b"ab\ncd\n");
+        if skip {
+            b.skip_counted(middle.len() as u64, 10, b'\n');
+        } else {
+            b.push(&middle);
+        }
+        b.push(b"xy\nzw\n");
+        let mut told = String::new();
+        let parts = b.finish_parts_with(|cut| {
+            told = cut.to_string();
+            String::from("M")
+        });
+        (parts, told)
+    };
+    let (parts, told) = answer(true);
+    assert_eq!((parts, told.clone()), answer(false));
+    assert!(told.contains("(lines "), "{told}");
+}

@@ -240,3 +240,27 @@ fn a_seed_grep_or_glob_cut_says_how_to_narrow_the_search() {
     let (_, marker, _) = split_at_marker(v["output"].as_str().unwrap());
     assert!(marker.ends_with("; narrow the search: a longer pattern or a deeper path"), "{marker}");
 }
+
+#[test]
+fn a_finished_jobs_cut_names_its_lines_as_a_foreground_call_does() {
+    // In the full profile a command that may yield runs as a job, whose
+    // store skips the middle it dropped: it counts the newlines as they are
+    // written, so the first answer names the lines left out as the
+    // foreground path (IKIGAI_TOOLS_YIELD=0, MCP's) does, byte for byte.
+    let env = Env::new();
+    let answer = |yield_after: &str| {
+        let ran = env
+            .cmd("bash")
+            .env("IKIGAI_TOOLS_PROFILE", "full")
+            .env("IKIGAI_TOOLS_MAX_OUTPUT", "2000")
+            .env("IKIGAI_TOOLS_YIELD", yield_after)
+            .env("IKIGAI_TOOLS_STATE_DIR", env.path("state"))
+            .stdin(json!({"command": "seq 1 100000"}).to_string())
+            .run();
+        ran.json()
+    };
+    let foreground = answer("0");
+    let (_, marker, _) = split_at_marker(foreground["output"].as_str().unwrap());
+    assert!(marker.contains(" bytes omitted (lines "), "{marker}");
+    assert_eq!(answer("20"), foreground);
+}

@@ -4,8 +4,10 @@
 //!   shows is less), when it started, and `keep` (below), as JSON;
 //! - `head`: the first `keep` bytes the command printed;
 //! - `ring`: the latest `keep` bytes, the byte at position p at p % keep;
-//! - `count`: how many bytes it printed in all (8 bytes, little-endian),
-//!   written after the bytes themselves;
+//! - `count`: how many bytes it printed in all and how many newlines they
+//!   held (8 bytes each, little-endian, in one write), written after the
+//!   bytes themselves: a reader that skips a dropped middle still names
+//!   its lines;
 //! - `cursor`: how far `job_output` has read (8 bytes); its time of change
 //!   is the last read, which the time to live counts from;
 //! - `exit`: how it ended, as JSON, written once by a rename;
@@ -268,6 +270,17 @@ impl Job {
         self.open_file(COUNT, false).map_or(0, |f| read_u64(&f))
     }
 
+    /// Bytes printed so far and the newlines among them, read at once.
+    fn count_and_newlines(&self) -> Option<(u64, u64)> {
+        let mut bytes = [0u8; 16];
+        self.open_file(COUNT, false).ok()?.read_exact_at(&mut bytes, 0).ok()?;
+        let (count, newlines) = bytes.split_at(8);
+        Some((
+            u64::from_le_bytes(count.try_into().ok()?),
+            u64::from_le_bytes(newlines.try_into().ok()?),
+        ))
+    }
+
     /// How far `job_output` has read.
     pub fn cursor(&self) -> u64 {
         self.open_file(CURSOR, false).map_or(0, |f| read_u64(&f))
@@ -301,7 +314,8 @@ impl Job {
     /// Pushes what was printed from `from` on into `into` (the bytes
     /// dropped in the middle counted as omitted); where the output ends now.
     pub fn read_since(&self, from: u64, keep: u64, into: &mut Bounded) -> u64 {
-        let count = self.count();
+        let counted = self.count_and_newlines();
+        let count = counted.map_or_else(|| self.count(), |(count, _)| count);
         if from >= count {
             return count;
         }
@@ -321,17 +335,42 @@ impl Job {
         // Bytes the answer would leave out anyway are not read.
         let skip = (start - wanted) + into.skippable(count - start);
         let first = wanted + skip;
+        // The last byte dropped too, where the ring still holds it: what
+        // the kept tail follows (a line's start, or not).
+        let with_last = u64::from(first > wanted && first > count - keep);
         let mut bytes = Vec::new();
-        read_ring(&ring, first, count, keep, &mut bytes);
+        read_ring(&ring, first - with_last, count, keep, &mut bytes);
         // The supervisor may have written over the oldest of them since:
         // those count as dropped too.
-        let overwritten = self.count().saturating_sub(keep).saturating_sub(first);
+        let overwritten = self.count().saturating_sub(keep).saturating_sub(first - with_last);
         let overwritten = overwritten.min(bytes.len() as u64);
-        let dropped = first - wanted + overwritten;
+        let (last, bytes) = match (with_last, overwritten) {
+            (1, 0) => (bytes.first().copied(), bytes.get(1..).unwrap_or_default()),
+            _ => (None, bytes.get(overwritten as usize..).unwrap_or_default()),
+        };
+        let dropped = first - wanted + overwritten.saturating_sub(with_last);
         if dropped > 0 {
-            into.skip(dropped);
+            // Their newlines: all of them, less those up to `wanted` and
+            // those kept; known when nothing moved while this was read and
+            // the read starts in the head (`job_output`'s first read).
+            let newlines = match (counted, last) {
+                (Some((total, newlines)), Some(last)) if from <= keep && self.count() == total => {
+                    self.open_file(HEAD, false)
+                        .ok()
+                        .and_then(|head| {
+                            let before = newlines_in(&head, 0, keep)?;
+                            newlines.checked_sub(before + newlines_of(bytes))
+                        })
+                        .map(|n| (n, last))
+                }
+                _ => None,
+            };
+            match newlines {
+                Some((n, last)) => into.skip_counted(dropped, n, last),
+                None => into.skip(dropped),
+            }
         }
-        into.push(&bytes[overwritten as usize..]);
+        into.push(bytes);
         count
     }
 
@@ -342,6 +381,7 @@ impl Job {
             ring: self.open_file(RING, true)?,
             count: self.open_file(COUNT, true)?,
             total: 0,
+            newlines: 0,
             keep,
         })
     }
@@ -358,6 +398,7 @@ pub struct Writer {
     ring: File,
     count: File,
     total: u64,
+    newlines: u64,
     keep: u64,
 }
 
@@ -382,7 +423,11 @@ impl Writer {
             rest = &rest[n..];
         }
         self.total = at + len;
-        self.count.write_all_at(&self.total.to_le_bytes(), 0)
+        self.newlines += newlines_of(bytes);
+        let mut counted = [0u8; 16];
+        counted[..8].copy_from_slice(&self.total.to_le_bytes());
+        counted[8..].copy_from_slice(&self.newlines.to_le_bytes());
+        self.count.write_all_at(&counted, 0)
     }
 }
 
@@ -417,6 +462,24 @@ fn read_at(file: &File, from: u64, to: u64, into: &mut Bounded) {
             }
         }
     }
+}
+
+fn newlines_of(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// The newlines of `file` from `from` to `to`, or `None` if it cannot be
+/// read whole.
+fn newlines_in(file: &File, from: u64, to: u64) -> Option<u64> {
+    let mut buf = vec![0u8; 256 * 1024];
+    let (mut at, mut newlines) = (from, 0);
+    while at < to {
+        let n = usize::try_from(to - at).unwrap_or(usize::MAX).min(buf.len());
+        let n = file.read_at(&mut buf[..n], at).ok().filter(|&n| n > 0)?;
+        newlines += newlines_of(&buf[..n]);
+        at += n as u64;
+    }
+    Some(newlines)
 }
 
 /// The ring's bytes for positions `from` to `to` (at most `keep` of them).
