@@ -135,10 +135,13 @@ async function callsTheSix(client, work) {
   );
 }
 
-/** Confined to `work`: nothing outside is read or written, by any tool. */
-async function confinedTo(client, work, outside) {
+/**
+ * Confined to `work`: nothing outside is read or written, by any tool; a
+ * refusal names what set the roots (`setBy`).
+ */
+async function confinedTo(client, work, outside, setBy) {
   const secret = join(outside, "secret.txt");
-  const denied = (path) => `Permission denied: ${path} is outside the allowed roots (${work})`;
+  const denied = (path) => `Permission denied: ${path} is outside the allowed roots (${work}); ${setBy}`;
   assert.deepEqual(await call(client, "file_read", { file_path: secret }), failure("PERMISSION_DENIED", denied(secret)));
   const planted = join(outside, "planted.txt");
   assert.deepEqual(
@@ -210,7 +213,7 @@ test("with --root: the six run confined to it", async () => {
   const client = await connect({ args: ["--root", work], cwd: work });
   try {
     await callsTheSix(client, work);
-    await confinedTo(client, work, outside);
+    await confinedTo(client, work, outside, "the MCP server's --root sets them");
   } finally {
     await client.close();
     done();
@@ -222,7 +225,7 @@ test("client roots [] (Inspector v2, the Go SDK) with --root: the six run confin
   const client = await connect({ args: ["--root", work], roots: [], cwd: work });
   try {
     await callsTheSix(client, work);
-    await confinedTo(client, work, outside);
+    await confinedTo(client, work, outside, "the MCP server's --root sets them");
   } finally {
     await client.close();
     done();
@@ -293,7 +296,7 @@ test("client with real roots: the six run confined to them", async () => {
   const client = await connect({ args: ["--root", top], roots: [work], cwd: work });
   try {
     await callsTheSix(client, work);
-    await confinedTo(client, work, outside);
+    await confinedTo(client, work, outside, "the MCP client's roots set them");
   } finally {
     await client.close();
     done();
