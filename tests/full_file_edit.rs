@@ -424,7 +424,8 @@ fn full_dry_run_writes_nothing_and_answers_what_a_real_run_would() {
         &env,
         json!({"file_path": "f.txt", "old_string": "x", "new_string": "z", "replace_all": true, "dry_run": true}),
     );
-    assert_eq!(v, error("Permission denied: f.txt", "PERMISSION_DENIED"));
+    let denied = format!("Permission denied: f.txt{}", env.resolved_to("f.txt"));
+    assert_eq!(v, error(&denied, "PERMISSION_DENIED"));
 }
 
 #[test]
