@@ -1098,3 +1098,99 @@ fn a_token_file_that_is_a_fifo_is_refused_at_once() {
         );
     }
 }
+
+/// A request for `path` with no body and no token, on a connection of its own.
+fn probe(http: &Http, method: &str, path: &str) -> Reply {
+    let head =
+        format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", http.addr);
+    read_reply(&mut open_with(http, &head, PATIENCE))
+}
+
+/// An orchestrator's probes (docs/MCP.md, "Health and readiness") need no
+/// token even where /mcp does, say nothing but their status, take only
+/// GET and HEAD, and are logged as every request is.
+#[test]
+fn health_and_readiness_answer_without_the_token_and_say_only_their_status() {
+    let env = Env::new();
+    let state = env.path("state");
+    let http = Http::start(
+        &env,
+        &["--unconfined", "--listen", "127.0.0.1:0"],
+        &[
+            ("IKIGAI_TOOLS_MCP_TOKEN", "tok-health"),
+            ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8")),
+        ],
+    );
+    assert_eq!(http.send("POST", &[], &initialize(json!({})).to_string()).status, 401);
+    let healthz = probe(&http, "GET", "/healthz");
+    assert_eq!((healthz.status, healthz.body.as_str()), (200, "ok\n"), "{healthz:?}");
+    let readyz = probe(&http, "GET", "/readyz");
+    assert_eq!((readyz.status, readyz.body.as_str()), (200, "ready\n"), "{readyz:?}");
+    let head = probe(&http, "HEAD", "/readyz");
+    assert_eq!((head.status, head.body.as_str()), (200, ""), "{head:?}");
+    for path in ["/healthz", "/readyz"] {
+        let post = probe(&http, "POST", path);
+        assert_eq!(post.status, 405, "{post:?}");
+        assert_eq!(post.header("allow"), Some("GET, HEAD"), "{post:?}");
+    }
+    let (_, log) = http.stop();
+    let probes: Vec<&String> =
+        log.iter().filter(|l| l.contains(" /healthz ") || l.contains(" /readyz ")).collect();
+    assert_eq!(probes.len(), 5, "{log:?}");
+    assert!(probes[0].contains(" GET /healthz session=- 200 "), "{probes:?}");
+    assert!(probes[4].contains(" POST /readyz session=- 405 "), "{probes:?}");
+}
+
+/// Not ready while the job state directory would be refused to a call (a
+/// file; a directory open to others): 503 and the one word `state`, no path.
+#[test]
+fn readyz_is_503_state_while_the_job_state_directory_is_unusable() {
+    let env = Env::new();
+    let file = env.write("state-file", "");
+    let open = env.mkdir("state-open");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    for state in [&file, &open] {
+        let dir = ("IKIGAI_TOOLS_STATE_DIR", state.to_str().expect("utf-8"));
+        let http = Http::start(&env, &["--listen", "0"], &[dir]);
+        let readyz = probe(&http, "GET", "/readyz");
+        assert_eq!(
+            (readyz.status, readyz.body.as_str()),
+            (503, "state\n"),
+            "{state:?}: {readyz:?}"
+        );
+        assert_eq!(probe(&http, "GET", "/healthz").status, 200);
+    }
+    // Fixed, it is ready again without a restart.
+    let http = Http::start(
+        &env,
+        &["--listen", "0"],
+        &[("IKIGAI_TOOLS_STATE_DIR", open.to_str().expect("utf-8"))],
+    );
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    assert_eq!(probe(&http, "GET", "/readyz").status, 200);
+}
+
+/// Not ready once the spawner that forks each call is gone: 503 `spawner`.
+#[test]
+fn readyz_is_503_spawner_once_the_spawner_is_gone() {
+    let env = Env::new();
+    let http = confined_http(&env, &[]);
+    assert_eq!(probe(&http, "GET", "/readyz").status, 200);
+    let pid = http.child.id();
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .expect("the server's children");
+    let spawner: i32 =
+        children.split_whitespace().next().expect("the spawner").parse().expect("a pid");
+    // SAFETY: kill(2) on a pid this test's server forked.
+    assert_eq!(unsafe { libc::kill(spawner, libc::SIGKILL) }, 0);
+    let deadline = Instant::now() + PATIENCE;
+    let readyz = loop {
+        let readyz = probe(&http, "GET", "/readyz");
+        if readyz.status != 200 || Instant::now() > deadline {
+            break readyz;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!((readyz.status, readyz.body.as_str()), (503, "spawner\n"), "{readyz:?}");
+    assert_eq!(probe(&http, "GET", "/healthz").status, 200);
+}

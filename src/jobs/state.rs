@@ -108,6 +108,14 @@ impl Namespace {
 /// The prefix of a job's directory while it is made.
 pub const UNFINISHED: &str = "new-";
 
+/// Whether the state directory `settings` name can be used now (opened or
+/// made, and checked as a call checks it, for a call with no roots): the
+/// readiness of `mcp --listen` (docs/MCP.md, "Health and readiness").
+pub fn is_usable(settings: &Settings) -> bool {
+    state_dir(settings)
+        .is_ok_and(|state| matches!(reach::writable(state.fd.as_fd(), None), Ok(None)))
+}
+
 /// The state directory `settings` name, open and checked (see the module
 /// doc).
 fn state_dir(settings: &Settings) -> Result<PrivateDir, ToolError> {

@@ -122,6 +122,21 @@ impl Spawner {
         }
     }
 
+    /// Whether the spawner still serves: not found gone by a call, and its
+    /// end of the socket not closed (it never writes on this socket, so
+    /// any event on it is its end). The readiness of `mcp --listen`
+    /// (docs/MCP.md, "Health and readiness").
+    pub fn is_up(&self) -> bool {
+        if !self.alive.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut fds = [PollFd::new(self.socket.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::ZERO) {
+            Ok(0) => true,
+            Ok(_) | Err(_) => false,
+        }
+    }
+
     /// Starts a call's process. `Ok(None)`: the spawner cannot take this
     /// call (too many roots) or is gone (said once on stderr); the caller
     /// spawns it as before. `Err`: the fork failed.

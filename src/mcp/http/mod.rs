@@ -12,12 +12,14 @@
 //! - `body`: a request's body, within its size, time and the byte budget;
 //! - `sessions`: a `Server` per session, ended with it, bounded, expired
 //!   when idle;
-//! - `access_log`: one line per request on stderr.
+//! - `access_log`: one line per request on stderr;
+//! - `health`: `/healthz` and `/readyz`, for orchestrators.
 
 mod access_log;
 mod auth;
 mod body;
 mod connections;
+mod health;
 mod limits;
 mod listen;
 mod sessions;
@@ -135,6 +137,7 @@ struct Shared {
     sessions: Arc<Sessions>,
     budget: Budget,
     limits: Limits,
+    readiness: health::Readiness,
 }
 
 async fn serve(
@@ -145,6 +148,7 @@ async fn serve(
 ) -> Ending {
     let Served { token, allow_origins, limits } = served;
     let profile = settings.profile;
+    let readiness = health::Readiness::new(&settings);
     let listener = match TcpListener::bind(addr).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -190,6 +194,7 @@ async fn serve(
         sessions: Arc::clone(&sessions),
         budget: Budget::new(limits.budget),
         limits,
+        readiness,
     });
     tokio::spawn(Arc::clone(&sessions).expire_idle(limits.idle, manager, stop.clone()));
     let connections = Connections::new(limits.connections);
@@ -299,6 +304,10 @@ async fn answer(
     entry: &mut Entry,
 ) -> (Response<BoxBody>, Held) {
     let mut held = Held::default();
+    let (method, path) = (request.method(), request.uri().path());
+    if let Some(probe) = health::answer(&shared.readiness, method, path).await {
+        return (probe, held);
+    }
     if request.uri().path() != ENDPOINT {
         let text = format!("Not Found: the MCP endpoint is {ENDPOINT}");
         return (plain(StatusCode::NOT_FOUND, text), held);
