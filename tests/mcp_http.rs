@@ -111,7 +111,6 @@ impl Http {
         send_to(&self.addr, method, headers, body)
     }
 
-
     pub(crate) fn post(&self, session: Option<&str>, message: &Value) -> Reply {
         let headers: Vec<(&str, &str)> =
             session.map(|s| ("Mcp-Session-Id", s)).into_iter().collect();

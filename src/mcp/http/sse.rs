@@ -64,7 +64,8 @@ mod tests {
 
     #[test]
     fn every_event_names_its_type() {
-        let frame = Bytes::from_static(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\nid: 0\n\n");
+        let frame =
+            Bytes::from_static(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\nid: 0\n\n");
         assert_eq!(
             &event(frame)[..],
             b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\nid: 0\n\n"
