@@ -108,22 +108,7 @@ impl Http {
     /// Sends one request on a connection of its own and reads the answer
     /// to its end.
     pub(crate) fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-        let mut stream = TcpStream::connect(&self.addr).expect("connect");
-        stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
-        let mut head = format!(
-            "{method} /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Length: {}\r\n",
-            self.addr,
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).expect("write head");
-        stream.write_all(body.as_bytes()).expect("write body");
-        read_reply(&mut stream)
+        send_to(&self.addr, method, headers, body)
     }
 
     pub(crate) fn post(&self, session: Option<&str>, message: &Value) -> Reply {
@@ -191,6 +176,26 @@ pub(crate) fn initialize(capabilities: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": capabilities,
         "clientInfo": {"name": "tests", "version": "0"}}})
+}
+
+/// Sends one request to `addr` on a connection of its own and reads the
+/// answer to its end.
+fn send_to(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write head");
+    stream.write_all(body.as_bytes()).expect("write body");
+    read_reply(&mut stream)
 }
 
 /// Reads an HTTP/1.1 answer to the end of the connection; a chunked body
@@ -550,7 +555,7 @@ fn mcp_http_delete_ends_the_sessions_calls_and_jobs() {
     let mut pids = start_sleeper(&http, &session, &env);
     pids.push(start_job(&http, &session, &env));
     let reply = http.send("DELETE", &[("Mcp-Session-Id", &session)], "");
-    assert_eq!(reply.status, 202, "{reply:?}");
+    assert_eq!(reply.status, 200, "{reply:?}");
     assert_gone_within(&pids, PATIENCE);
     let after = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     assert_eq!(after.status, 404, "{after:?}");
@@ -1014,7 +1019,7 @@ fn sessions_beyond_the_bound_are_refused() {
     let ping = http.post(Some(&first), &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
     assert_eq!(ping.status, 200, "{ping:?}");
     let deleted = http.send("DELETE", &[("Mcp-Session-Id", &first)], "");
-    assert_eq!(deleted.status, 202, "{deleted:?}");
+    assert_eq!(deleted.status, 200, "{deleted:?}");
     assert_eq!(http.post(None, &initialize(json!({}))).status, 200);
 }
 
@@ -1193,4 +1198,88 @@ fn readyz_is_503_spawner_once_the_spawner_is_gone() {
     };
     assert_eq!((readyz.status, readyz.body.as_str()), (503, "spawner\n"), "{readyz:?}");
     assert_eq!(probe(&http, "GET", "/healthz").status, 200);
+}
+
+#[test]
+fn mcp_http_every_sse_event_names_its_type_message() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--unconfined", "--listen", "0"], &[]);
+    let reply = http.post(None, &initialize(json!({})));
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"), "{reply:?}");
+    let session = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let listed = http.post(Some(&session), &call);
+    for reply in [&reply, &listed] {
+        let events: Vec<&str> = reply.body.split("\n\n").filter(|e| e.contains("data:")).collect();
+        assert!(!events.is_empty(), "{reply:?}");
+        for event in events {
+            assert!(event.starts_with("event: message\ndata:"), "{event:?}");
+        }
+    }
+    assert_eq!(reply.answer()["id"], 1);
+}
+
+#[test]
+fn mcp_http_delete_of_a_session_is_answered_200() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--unconfined", "--listen", "0"], &[]);
+    let session = http.session(json!({}));
+    let reply = http.send("DELETE", &[("Mcp-Session-Id", &session)], "");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let after = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
+#[test]
+fn mcp_http_roots_list_goes_out_with_empty_params() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let reply = http.post(None, &initialize(json!({"roots": {"listChanged": true}})));
+    let session = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let server_messages = listen_stream(&http, &session);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(http.post(Some(&session), &initialized).status, 202);
+    let question = server_messages.recv_timeout(PATIENCE).expect("the server asks roots/list");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    assert_eq!(question["params"], json!({}), "{question}");
+}
+
+#[test]
+fn mcp_http_a_call_before_initialized_asks_no_roots_until_it_comes() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    let reply = http.post(None, &initialize(json!({"roots": {"listChanged": true}})));
+    let session = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let server_messages = listen_stream(&http, &session);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "echo early"}}});
+    let (addr, early) = (http.addr.clone(), session.clone());
+    let called = std::thread::spawn(move || {
+        send_to(&addr, "POST", &[("Mcp-Session-Id", &early)], &call.to_string())
+    });
+    let quiet = server_messages.recv_timeout(std::time::Duration::from_millis(700));
+    assert!(quiet.is_err(), "a server request before notifications/initialized: {quiet:?}");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(http.post(Some(&session), &initialized).status, 202);
+    let question = server_messages.recv_timeout(PATIENCE).expect("the server asks roots/list");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"roots": [{"uri": file_uri(&env.work())}]}});
+    assert_eq!(http.post(Some(&session), &answer).status, 202);
+    let reply = called.join().expect("the call's thread");
+    let answer = reply.answer();
+    assert_eq!(answer["result"]["structuredContent"]["output"], "early", "{answer}");
+}
+
+#[test]
+fn mcp_http_a_second_initialize_is_refused_and_the_session_goes_on() {
+    let env = Env::new();
+    let http = Http::start(&env, &["--unconfined", "--listen", "0"], &[]);
+    let session = http.session(json!({}));
+    let again = http.post(Some(&session), &initialize(json!({})));
+    let answer = again.answer();
+    assert_eq!(answer["error"]["code"], -32600, "{again:?}");
+    assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("already")), "{answer}");
+    let ping = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(ping.answer()["result"], json!({}), "{ping:?}");
 }

@@ -321,3 +321,32 @@ fn mcp_proto_the_roots_list_input_request_has_empty_params_on_the_stateless_revi
     let asked = &answer["result"]["inputRequests"]["roots"];
     assert_eq!(*asked, json!({"method": "roots/list", "params": {}}), "{answer}");
 }
+
+#[test]
+fn mcp_proto_a_second_initialize_is_refused_and_the_session_goes_on() {
+    let env = Env::new();
+    let mut session = Session::initialized(&env);
+    let again = session.request(2, "initialize", initialize_params("2025-06-18"));
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    assert!(again["error"]["message"].as_str().is_some_and(|m| m.contains("already")), "{again}");
+    session.assert_pings(3);
+}
+
+#[test]
+fn mcp_proto_a_call_before_initialized_asks_no_roots_until_it_comes() {
+    let env = Env::new();
+    let mut session = Session::start_with(&env, &[]);
+    let mut params = initialize_params("2025-06-18");
+    params["capabilities"] = json!({"roots": {}});
+    let answer = session.request(1, "initialize", params);
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18", "{answer}");
+    session.send(2, "tools/call", json!({"name": "bash", "arguments": {"command": "echo early"}}));
+    let quiet = session.next_line(std::time::Duration::from_millis(700));
+    assert!(quiet.is_none(), "a server request before notifications/initialized: {quiet:?}");
+    session
+        .send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    let work = crate::common::mcp::file_uri(&env.work());
+    crate::common::mcp::answer_roots_list(&mut session, &[work]);
+    let (answer, _) = session.response(2);
+    assert_eq!(answer["result"]["structuredContent"]["output"], "early", "{answer}");
+}

@@ -172,15 +172,12 @@ fn roots_response(uris: &[String]) -> Value {
     json!({"roots": {"roots": roots}})
 }
 
-/// Whether `result` asks for the roots (stateless revision). rmcp sends
-/// the request's empty `params` on stdio, none over HTTP.
+/// Whether `result` asks for the roots (stateless revision), with
+/// `params: {}` on every transport.
 fn asks_for_roots(result: &Value) -> bool {
-    let mut result = result.clone();
-    if let Some(asked) = result["inputRequests"]["roots"].as_object_mut() {
-        asked.remove("params");
-    }
-    result
-        == json!({"resultType": "input_required", "inputRequests": {"roots": {"method": "roots/list"}}})
+    *result
+        == json!({"resultType": "input_required",
+            "inputRequests": {"roots": {"method": "roots/list", "params": {}}}})
 }
 
 /// A stateless file_read of `path` through `send` (params to the answer's

@@ -10,6 +10,7 @@
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result;
 //! - `image`: an image in an answer, sent as image content;
+//! - `to_client`: a server request's shape, on every transport;
 //! - `http`: the same server over streamable HTTP (`mcp --listen`).
 
 mod call;
@@ -20,6 +21,7 @@ mod roots;
 mod server;
 mod spawner;
 mod text;
+mod to_client;
 mod transport;
 
 use std::io::IsTerminal;

@@ -21,6 +21,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
+use tokio::sync::watch;
 
 use super::call::{describe_exit, Calls, Ended, Finished};
 use super::roots::{self, CommandLine, Confinement, SessionRoots};
@@ -48,6 +49,9 @@ pub struct Server {
     /// request of the stateless revision, without the client's
     /// capabilities).
     handshake: Arc<AtomicBool>,
+    /// Set when the client's `notifications/initialized` came: the server
+    /// sends it no request before (docs/MCP.md, "Protocol").
+    initialized: Arc<watch::Sender<bool>>,
 }
 
 impl Server {
@@ -59,6 +63,7 @@ impl Server {
             _guard: None,
             sessionless: None,
             handshake: Arc::new(AtomicBool::new(false)),
+            initialized: Arc::new(watch::Sender::new(false)),
         }
     }
 
@@ -88,6 +93,15 @@ impl ServerHandler for Server {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        // One handshake a session: a second would replace the client's
+        // capabilities under the roots already asked for.
+        if self.in_session() {
+            return Err(McpError::invalid_request(
+                "initialize was already answered in this session; a session has one handshake \
+                 (start a new session for another)",
+                None,
+            ));
+        }
         context.peer.set_peer_info(request.clone());
         let answer = self.negotiate_initialize(&request)?;
         self.handshake.store(true, Ordering::SeqCst);
@@ -98,6 +112,7 @@ impl ServerHandler for Server {
         if offers_roots(&context.peer) {
             self.roots.ask_once(&context.peer);
         }
+        self.initialized.send_replace(true);
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
@@ -197,6 +212,25 @@ impl ServerHandler for Server {
 }
 
 impl Server {
+    /// Waits, at most [`roots::ANSWER_WAIT`], for `notifications/initialized`:
+    /// a call that comes before it must not make the server ask `roots/list`
+    /// first (the MCP lifecycle: no server request before it). `Err`: why
+    /// the call is refused.
+    async fn until_initialized(&self) -> Result<(), String> {
+        let mut initialized = self.initialized.subscribe();
+        let wait = roots::ANSWER_WAIT;
+        let came = tokio::time::timeout(wait, initialized.wait_for(|&done| done)).await;
+        match came.map(|seen| seen.is_ok()) {
+            Ok(true) => Ok(()),
+            _ => Err(format!(
+                "the MCP client called a tool before sending notifications/initialized and did \
+                 not send it within {} s, so no call runs: the server asks the client's roots \
+                 only after it; send notifications/initialized once initialize is answered",
+                wait.as_secs()
+            )),
+        }
+    }
+
     /// Whether this server serves a session (one begun with `initialize`).
     fn in_session(&self) -> bool {
         self.handshake.load(Ordering::SeqCst)
@@ -220,6 +254,9 @@ impl Server {
             roots::client_offers_roots(context.meta.client_capabilities().as_ref());
         if self.in_session() {
             if declares_roots || offers_roots(&context.peer) {
+                if let Err(why) = self.until_initialized().await {
+                    return Ok(Confinement::Nothing(why));
+                }
                 self.roots.ask_once(&context.peer);
             }
             return Ok(self.roots.for_call().await);

@@ -12,6 +12,7 @@
 //! - `body`: a request's body, within its size, time and the byte budget;
 //! - `sessions`: a `Server` per session, ended with it, bounded, expired
 //!   when idle;
+//! - `sse`: the events of an SSE answer as clients read them;
 //! - `access_log`: one line per request on stderr;
 //! - `health`: `/healthz` and `/readyz`, for orchestrators.
 
@@ -23,6 +24,7 @@ mod health;
 mod limits;
 mod listen;
 mod sessions;
+mod sse;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -366,7 +368,7 @@ async fn answer(
         .then(|| parts.headers.get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned))
         .flatten();
     let request = Request::from_parts(parts, Full::new(body));
-    let (response, made) = sessions::noting_made(shared.service.handle(request)).await;
+    let (mut response, made) = sessions::noting_made(shared.service.handle(request)).await;
     let assigned = response.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
     if let (Some(made), Some(id)) = (made, assigned) {
         shared.sessions.name(made, id);
@@ -374,8 +376,11 @@ async fn answer(
     drop(slot);
     if let Some(id) = deleting.filter(|_| response.status().is_success()) {
         shared.sessions.deleted(&id);
+        // Ended, not accepted for later: 200, as the SDKs' servers answer
+        // (docs/MCP.md, "Over HTTP").
+        *response.status_mut() = StatusCode::OK;
     }
-    (response, held)
+    (sse::events(response), held)
 }
 
 fn too_large() -> Response<BoxBody> {

@@ -1,14 +1,14 @@
 //! A message from rmcp as the line to write: a response carries the id the
 //! client wrote (or joins its batch's answer), the `initialize` response
-//! tells the revision, and `roots/list` goes out with `params: {}`.
+//! tells the revision, and a server request goes out as `to_client` shapes it.
 
 use std::io;
 
 use rmcp::service::{RoleServer, TxJsonRpcMessage};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::ids::InFlight;
-use crate::mcp::tell;
+use crate::mcp::{tell, to_client};
 
 /// The line to write for `item`; `None` when nothing goes out (the answer
 /// to a cancelled request, or to a batch not complete yet).
@@ -17,7 +17,7 @@ pub fn line(
     item: &TxJsonRpcMessage<RoleServer>,
 ) -> io::Result<Option<String>> {
     let mut value = serde_json::to_value(item).map_err(io::Error::other)?;
-    roots_list_params(&mut value);
+    to_client::fix(&mut value);
     let Some(internal) = response_id(&value) else {
         return serde_json::to_string(&value).map(Some).map_err(io::Error::other);
     };
@@ -60,25 +60,10 @@ fn with_id(value: Value, raw: &str) -> io::Result<String> {
     Ok(format!(r#"{{"jsonrpc":"2.0","id":{raw}{comma}{rest}"#))
 }
 
-/// `roots/list` with `params: {}`, as a request of the session or asked in
-/// an `input_required` result: rmcp sends none (and a `progressToken` in
-/// `_meta`, which a question to the client has no use for), and the Go SDK
-/// fails on a request without `params` ("unexpected end of JSON input").
-fn roots_list_params(value: &mut Value) {
-    if value.get("method").and_then(Value::as_str) == Some("roots/list") {
-        value["params"] = json!({});
-    }
-    let asked = value.pointer_mut("/result/inputRequests").and_then(Value::as_object_mut);
-    for question in asked.into_iter().flat_map(|asked| asked.values_mut()) {
-        if question.get("method").and_then(Value::as_str) == Some("roots/list") {
-            question["params"] = json!({});
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_id_goes_back_as_written() {
@@ -86,16 +71,6 @@ mod tests {
         assert_eq!(
             with_id(response, "1.50").unwrap(),
             r#"{"jsonrpc":"2.0","id":1.50,"result":{}}"#
-        );
-    }
-
-    #[test]
-    fn roots_list_has_empty_params() {
-        let mut request = json!({"jsonrpc": "2.0", "id": 0, "method": "roots/list", "params": {"_meta": {"progressToken": 0}}});
-        roots_list_params(&mut request);
-        assert_eq!(
-            request,
-            json!({"jsonrpc": "2.0", "id": 0, "method": "roots/list", "params": {}})
         );
     }
 }
