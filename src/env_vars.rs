@@ -55,7 +55,7 @@ impl EnvVar {
     }
 }
 
-const JOB_TOOLS: &[&str] = &["bash", "job_output", "job_kill", "job_list"];
+const JOB_TOOLS: &[&str] = &["bash", "job_output", "job_kill", "job_list", "job_write"];
 
 /// Every variable, in the order `--help` lists them.
 pub const ENVIRONMENT: &[EnvVar] = &[

@@ -35,6 +35,7 @@ fn example(tool: &Tool) -> &'static str {
         "grep" => r#"{"pattern":"TODO","glob":"*.rs"}"#,
         "job_output" => r#"{"job_id":"0123456789abcdef0123456789abcdef","wait":10}"#,
         "job_kill" => r#"{"job_id":"0123456789abcdef0123456789abcdef"}"#,
+        "job_write" => r#"{"job_id":"0123456789abcdef0123456789abcdef","input":"y"}"#,
         _ => "{}",
     }
 }
@@ -43,7 +44,7 @@ fn example(tool: &Tool) -> &'static str {
 /// tools' `job_id` stands for one the reader's own job was given.
 fn example_note(tool: &Tool) -> &'static str {
     match tool.name {
-        "job_output" | "job_kill" => {
+        "job_output" | "job_kill" | "job_write" => {
             "\n  # the job_id is one that bash's run_in_background answered or job_list shows; \
              this one answers JOB_NOT_FOUND"
         }

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::input::{self, NoInput, Written};
 use super::store::{self, Ended, Job};
 use super::{Namespace, Settings};
 use crate::confine::Roots;
@@ -71,6 +72,53 @@ pub fn output(
     // The cursor moves past what this answer left out: read once, it is
     // kept nowhere after (docs/TOOLS.md, "Jobs").
     Ok(Output { parts: out.finish_parts_with(crate::limit::marker::not_kept), ended })
+}
+
+/// The longest `job_write` waits for a command to make room for its input:
+/// a command that is not reading must not hold the call.
+const WRITE_BOUND: Duration = Duration::from_secs(2);
+
+/// `job_write`: hands `input` to the job's stdin (then closes it when
+/// `close`), waiting at most two seconds (and the yield) for a command
+/// that is not reading; what it took, and whether it still runs. A job
+/// that takes no input (started without, its stdin closed, ended) is
+/// `INVALID_ARG`, saying which.
+pub fn write(
+    settings: &Settings,
+    roots: Option<&Roots>,
+    id: &str,
+    bytes: &[u8],
+    close: bool,
+) -> Result<(Written, Option<Ended>), ToolError> {
+    let ns = Namespace::open(settings, roots)?;
+    sweep(&ns, settings);
+    let job = Job::open(&ns, id)?;
+    if job.meta().is_none() {
+        return Err(ToolError::JobNotFound(id.to_owned()));
+    }
+    let ended = |e: Ended| {
+        ToolError::InvalidArg(format!(
+            "job {id} has ended (exit_code {}): nothing reads its input; job_output reads what              it printed",
+            e.exit_code
+        ))
+    };
+    if let Some(e) = job.ended() {
+        return Err(ended(e));
+    }
+    let bound = WRITE_BOUND.min(settings.yield_after.unwrap_or(WRITE_BOUND));
+    match input::write(&job, bytes, close, bound) {
+        Ok(written) => Ok((written, job.ended())),
+        Err(NoInput::NotReading) => Err(ToolError::InvalidArg(format!(
+            "job {id} does not read input: start it with run_in_background or tty"
+        ))),
+        Err(NoInput::Closed) => Err(ToolError::InvalidArg(format!(
+            "job {id} does not read input: its stdin was closed (close_stdin)"
+        ))),
+        Err(NoInput::Gone) => Err(job.ended().map_or_else(
+            || ToolError::InvalidArg(format!("job {id} does not read input any more")),
+            ended,
+        )),
+    }
 }
 
 /// `job_kill`: stops the job's whole process group (SIGTERM, a grace,

@@ -14,10 +14,13 @@
 //! - `supervisor`: the detached process that runs a job's command, drains
 //!   its output into the job's files, enforces its timeout and time to
 //!   live, and records its exit;
+//! - `input`: what `job_write` sends a job, through its FIFO, and the
+//!   supervisor's forwarder to the command's stdin;
 //! - `control`: what the job tools do with a job: read, wait, stop (a
 //!   signal only to a process proven the job's supervisor), list, expire.
 
 pub mod control;
+pub mod input;
 pub mod settings;
 pub mod state;
 pub mod store;

@@ -17,7 +17,10 @@
 //!   and no `exit`: the supervisor was killed (its guardian killed the
 //!   command), and the job counts as ended by SIGKILL;
 //! - `pid`: the supervisor's pid, for `job_kill`, which signals it only
-//!   once the process is proven the job's supervisor (`control`).
+//!   once the process is proven the job's supervisor (`control`);
+//! - `input`: a job that reads input (`run_in_background`, `tty`): a FIFO,
+//!   mode 0600, that only its supervisor reads and `job_write` writes
+//!   (`input`); `input-closed` once `close_stdin` closed the command's stdin.
 //!
 //! Disk stays within 2 × `keep` however much the command prints, and a
 //! reader that comes late gets the head, a count of the bytes that were
@@ -46,6 +49,8 @@ const EXIT: &str = "exit";
 const EXIT_TEMP: &str = "exit.tmp";
 const LOCK: &str = "lock";
 const PID: &str = "pid";
+const INPUT: &str = "input";
+const INPUT_CLOSED: &str = "input-closed";
 
 /// The most kept of a job's head and of its tail each: the default output
 /// limit.
@@ -90,7 +95,13 @@ impl Job {
     /// (see the module doc): made under a name that is not an id, filled,
     /// locked, then renamed to its id, so that no other call ever sees a
     /// job half made.
-    pub fn create(ns: &Namespace, command: &str, keep: u64) -> io::Result<(Job, File)> {
+    /// With `input`, the job's `input` FIFO is made too.
+    pub fn create(
+        ns: &Namespace,
+        command: &str,
+        keep: u64,
+        input: bool,
+    ) -> io::Result<(Job, File)> {
         let id = state::new_id()?;
         let making = format!("{}{id}", state::UNFINISHED);
         rustix::fs::mkdirat(ns.fd(), making.as_str(), Mode::RWXU)?;
@@ -111,6 +122,15 @@ impl Job {
             job.create_file(META)?.write_all(meta.to_string().as_bytes())?;
             for name in [HEAD, RING, COUNT, CURSOR] {
                 job.create_file(name)?;
+            }
+            if input {
+                rustix::fs::mknodat(
+                    &job.dir,
+                    INPUT,
+                    rustix::fs::FileType::Fifo,
+                    Mode::RUSR | Mode::WUSR,
+                    0,
+                )?;
             }
             rustix::fs::renameat(ns.fd(), making.as_str(), ns.fd(), job.id.as_str())?;
             Ok(lock)
@@ -263,6 +283,31 @@ impl Job {
             return false;
         };
         (here.st_dev, here.st_ino) == (named.st_dev, named.st_ino)
+    }
+
+    /// The job's `input` FIFO opened: by its supervisor to read (read and
+    /// write, so that it never reads an end of file when a writer goes), by
+    /// `job_write` to write without blocking (ENXIO while nobody reads it).
+    pub fn open_input(&self, supervisor: bool) -> io::Result<File> {
+        let access = if supervisor { OFlags::RDWR } else { OFlags::WRONLY | OFlags::NONBLOCK };
+        let flags = access | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(File::from(rustix::fs::openat(&self.dir, INPUT, flags, Mode::empty())?))
+    }
+
+    /// The command's stdin was closed (`close_stdin`): said by a file, the
+    /// FIFO removed.
+    pub fn mark_input_closed(&self) {
+        let _ = self.create_file(INPUT_CLOSED);
+        let _ = rustix::fs::unlinkat(&self.dir, INPUT, rustix::fs::AtFlags::empty());
+    }
+
+    pub fn input_closed(&self) -> bool {
+        self.open_file(INPUT_CLOSED, false).is_ok()
+    }
+
+    /// The same job, opened again (for a thread of its supervisor).
+    pub fn try_clone(&self) -> io::Result<Job> {
+        Ok(Job { id: self.id.clone(), dir: self.dir.try_clone()?, path: self.path.clone() })
     }
 
     /// Bytes printed so far.
@@ -538,7 +583,7 @@ mod tests {
     fn the_head_and_the_latest_tail_are_kept_and_the_middle_counted() {
         let tmp = tempfile::tempdir().unwrap();
         let ns = namespace(tmp.path());
-        let (job, _lock) = Job::create(&ns, "x", MIN_KEEP).unwrap();
+        let (job, _lock) = Job::create(&ns, "x", MIN_KEEP, false).unwrap();
         let mut writer = job.writer(MIN_KEEP).unwrap();
         // Lines of a known text, in chunks of every size, past the ring
         // several times (a chunk larger than the ring too).
@@ -592,7 +637,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let ns = namespace(tmp.path());
         let command = "é".repeat(COMMAND_KEPT);
-        let (job, _lock) = Job::create(&ns, &command, MIN_KEEP).unwrap();
+        let (job, _lock) = Job::create(&ns, &command, MIN_KEEP, false).unwrap();
         assert_eq!(job.meta().unwrap().command, "é".repeat(COMMAND_KEPT / 2));
     }
 
@@ -600,7 +645,7 @@ mod tests {
     fn a_job_whose_making_was_abandoned_is_swept() {
         let tmp = tempfile::tempdir().unwrap();
         let ns = namespace(tmp.path());
-        let (job, lock) = Job::create(&ns, "x", MIN_KEEP).unwrap();
+        let (job, lock) = Job::create(&ns, "x", MIN_KEEP, false).unwrap();
         // As a starter killed after the lock, before the rename: a job
         // being made whose lock is free.
         let making = ns.path().join(format!("{}{}", state::UNFINISHED, "0".repeat(32)));
@@ -625,7 +670,7 @@ mod tests {
     fn an_exit_is_recorded_and_a_job_without_its_supervisor_ended_by_sigkill() {
         let tmp = tempfile::tempdir().unwrap();
         let ns = namespace(tmp.path());
-        let (job, lock) = Job::create(&ns, "x", MIN_KEEP).unwrap();
+        let (job, lock) = Job::create(&ns, "x", MIN_KEEP, false).unwrap();
         assert_eq!(job.ended(), None, "locked: supervised");
         drop(lock);
         assert_eq!(job.ended(), Some(Ended { exit_code: 137, timed_out: false, killed: true }));

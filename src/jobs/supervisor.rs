@@ -36,19 +36,30 @@ use nix::sys::wait::waitpid;
 use nix::unistd::{self, ForkResult};
 
 use super::store::{self, Ended, Job};
-use super::Namespace;
+use super::{input, Namespace};
 use crate::process::pipes;
 use crate::process::status::Exit;
 use crate::process::supervise::{self as watch, Cause, StopSignals, Watch};
+use crate::process::terminal_text::TerminalText;
 use crate::process::Guardian;
 
 /// The exit code of a job whose command could not be started: the shell's
 /// own code for "command not found" (docs/TOOLS.md, "bash").
 const CANNOT_RUN: i64 = 127;
 
-/// A command started for the supervisor to watch: the signals watched, the
-/// guardian, the shell and the read end of its output.
-pub type Launched<S> = (S, Guardian, Child, File);
+/// A command started for the supervisor to watch.
+pub struct Launched<S> {
+    pub signals: S,
+    pub guardian: Guardian,
+    pub child: Child,
+    /// Where what it prints is read.
+    pub output: File,
+    /// Where its stdin is written (a job that reads input).
+    pub input: Option<OwnedFd>,
+    /// Whether it runs on a pseudo-terminal: what it prints is kept with
+    /// the terminal's escapes removed (`process::terminal_text`).
+    pub tty: bool,
+}
 
 /// What the job runs with.
 pub struct Plan {
@@ -56,6 +67,8 @@ pub struct Plan {
     pub ttl: Duration,
     /// Bytes kept of the head and of the tail.
     pub keep: u64,
+    /// Whether it reads input (`job_write`): its FIFO is made with the job.
+    pub input: bool,
 }
 
 /// A job started, as its starter holds it.
@@ -103,7 +116,7 @@ pub fn start<S: StopSignals>(
 ) -> io::Result<Started> {
     // The lock is shared with the supervisor through the fork: the job is
     // never without a holder until the supervisor exits.
-    let (job, lock) = Job::create(ns, command, plan.keep)?;
+    let (job, lock) = Job::create(ns, command, plan.keep, plan.input)?;
     match fork_supervisor(&job, lock, plan, launch) {
         Ok((handoff, done)) => Ok(Started { job, handoff, done }),
         Err(e) => {
@@ -161,7 +174,7 @@ fn supervise<S: StopSignals>(
         let _ = job.record_exit(not_run);
         return;
     };
-    let (signals, guardian, child, pipe) = match launch() {
+    let Launched { signals, guardian, child, output, input, tty } = match launch() {
         Ok(launched) => launched,
         Err(why) => {
             let _ = writer.append(why.as_bytes());
@@ -169,6 +182,11 @@ fn supervise<S: StopSignals>(
             return;
         }
     };
+    // Its stdin, forwarded from the job's FIFO; without, nothing can be
+    // written to it, and its stdin is closed (end of file).
+    if let Some(stdin) = input {
+        let _ = input::forward(job, stdin, tty);
+    }
     // Told only now that its stop signals are watched: a job_kill before
     // would have ended it without stopping the command properly.
     let _ = job.write_pid(unistd::getpid().as_raw());
@@ -183,7 +201,12 @@ fn supervise<S: StopSignals>(
         adopted: false,
         next_ttl_look: now,
     };
-    let ended = watch::supervise(child, pipe, &signals, &mut writer, &mut limits);
+    let ended = if tty {
+        let mut text = TerminalText::new(&mut writer);
+        watch::supervise(child, output, &signals, &mut text, &mut limits)
+    } else {
+        watch::supervise(child, output, &signals, &mut writer, &mut limits)
+    };
     // Ended by itself: what it left in the background runs on. Stopped:
     // the group is gone already.
     guardian.release();

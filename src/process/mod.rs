@@ -11,6 +11,8 @@
 //! - [`pipes`]: polling pipes and draining them into a sink;
 //! - [`supervise`]: watching one command to its end (bash's call, a job's
 //!   supervisor): one loop, its states, and one policy for what ends it;
+//! - [`pty`]: a pseudo-terminal for a command started with `tty`;
+//! - [`terminal_text`]: what a terminal shows, its escapes removed;
 //! - [`status`]: how a process ended, and the shell's 128+N for a signal;
 //! - [`title`]: a forked process's command line and name in `ps`;
 //! - [`timed`]: running processes as a host runs tools, several at once, with
@@ -24,8 +26,10 @@ use std::time::{Duration, Instant};
 pub mod group;
 pub mod guardian;
 pub mod pipes;
+pub mod pty;
 pub mod status;
 pub mod supervise;
+pub mod terminal_text;
 pub mod timed;
 pub mod title;
 

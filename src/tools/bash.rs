@@ -93,35 +93,36 @@ pub fn run(args: &Args, context: &Context) -> Outcome {
 }
 
 /// What a started command hands its watcher: the signals watched, the
-/// guardian, the shell and the read end of its output.
-type Started = (signals::Signals, Guardian, std::process::Child, std::fs::File);
+/// guardian, and the shell with its ends.
+type Started = (signals::Signals, Guardian, shell::Spawned);
 
 /// Starts `command` with the shell at `shell_path`, in `sandbox` (else in
-/// `workdir`, when given).
+/// `workdir`, when given), its input as `input` says.
 fn start(
     shell_path: &str,
     command: &str,
     sandbox: Option<Sandbox<'_>>,
     workdir: Option<&Path>,
+    input: shell::Input,
 ) -> std::io::Result<Started> {
     let signals = signals::Signals::watch()?;
     let spawn = |confinement| {
         // The guardian before the shell: it must know the command's group
         // before any process is in it, and must never hold its output pipe.
         let guardian = Guardian::start()?;
-        match shell::spawn(shell_path, command, guardian.line(), confinement, workdir) {
-            Ok((child, pipe)) => Ok((guardian, child, pipe)),
+        match shell::spawn(shell_path, command, guardian.line(), confinement, workdir, input) {
+            Ok(spawned) => Ok((guardian, spawned)),
             Err(err) => {
                 guardian.release();
                 Err(err)
             }
         }
     };
-    let (guardian, child, pipe) = match sandbox {
+    let (guardian, spawned) = match sandbox {
         Some(sandbox) => sandbox.spawn(|prepared| spawn(Some(prepared)))?,
         None => spawn(None)?,
     };
-    Ok((signals, guardian, child, pipe))
+    Ok((signals, guardian, spawned))
 }
 
 /// The output a command that cannot be started answers with.
@@ -139,11 +140,13 @@ fn run_in(
     max_output: Option<usize>,
 ) -> (Vec<Vec<u8>>, i64) {
     let workdir = if sandbox.is_some() { None } else { workdir };
-    let (signals, guardian, child, pipe) = match start(shell_path, command, sandbox, workdir) {
+    let started = start(shell_path, command, sandbox, workdir, shell::Input::Null);
+    let (signals, guardian, spawned) = match started {
         Ok(started) => started,
         Err(err) => return (vec![cannot_start(shell_path, &err).into_bytes()], CANNOT_RUN),
     };
-    let finished = supervise::supervise(child, pipe, Bounded::for_answer(max_output), &signals);
+    let shell::Spawned { child, output, .. } = spawned;
+    let finished = supervise::supervise(child, output, Bounded::for_answer(max_output), &signals);
     // The shell has exited by itself: what it left running in the
     // background stays running, even if the tool is killed from now on.
     guardian.release();

@@ -21,6 +21,7 @@ mod grep;
 mod job_kill;
 mod job_list;
 mod job_output;
+mod job_write;
 mod list_allowed_directories;
 pub mod near_miss;
 mod params;
@@ -164,7 +165,7 @@ pub static TOOLS: [Tool; 6] = [
 /// (docs/TOOLS.md, "Jobs") and list_allowed_directories (docs/CONFINEMENT.md,
 /// "What a confined call is told"). Their seed schema is their full one; no seed
 /// lists them.
-pub static FULL_ONLY: [Tool; 4] = [
+pub static FULL_ONLY: [Tool; 5] = [
     Tool {
         name: "job_output",
         command: "job-output",
@@ -200,6 +201,19 @@ pub static FULL_ONLY: [Tool; 4] = [
         hints: READS,
         full_fields: &[],
         run: job_list::run,
+    },
+    Tool {
+        name: "job_write",
+        command: "job-write",
+        schemas: Schemas {
+            seed: include_str!("job_write.full.schema.json"),
+            full: include_str!("job_write.full.schema.json"),
+        },
+        title: "Type input to a job",
+        // What it types, the job's command runs (a shell at a prompt).
+        hints: ANYTHING,
+        full_fields: &[],
+        run: job_write::run,
     },
     Tool {
         name: "list_allowed_directories",
@@ -421,7 +435,7 @@ mod tests {
             assert!(!title.trim().is_empty() && title != name, "{name}: a title for people");
             assert!(!(hints.read_only && hints.destructive), "{name}: read-only yet destructive");
             let expected = match *name {
-                "bash" => ANYTHING,
+                "bash" | "job_write" => ANYTHING,
                 "file_write" | "file_edit" => WRITES,
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
                 "list_allowed_directories" => READS,

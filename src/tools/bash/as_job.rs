@@ -27,6 +27,12 @@ use crate::tools::job_output::state_fields;
 /// short enough to count as at once.
 const FIRST_LOOK: Duration = Duration::from_millis(200);
 
+/// How long a `tty` command started in the foreground is watched (at most
+/// the yield) before the call answers with its job_id: a program that
+/// talks on a terminal shows its prompt by then, and waits for input no
+/// yield would bring.
+const TTY_FIRST_LOOK: Duration = Duration::from_secs(1);
+
 /// What a job's answer holds beside the output, past
 /// `limit::ANSWER_RESERVE`: the note, the id, `running`.
 const JOB_RESERVE: usize = 256;
@@ -46,6 +52,7 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
         timeout: request.timeout,
         ttl: context.jobs.ttl,
         keep,
+        input: request.input(),
     };
     let started = match background::start(&ns, plan) {
         Ok(started) => started,
@@ -56,7 +63,10 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
     };
     let job = &started.job;
     if !request.background {
-        let wait = context.jobs.yield_after.unwrap_or(Duration::MAX);
+        let mut wait = context.jobs.yield_after.unwrap_or(Duration::MAX);
+        if request.tty {
+            wait = wait.min(TTY_FIRST_LOOK);
+        }
         if started.wait_end(wait) {
             let ended = job.ended();
             let reserve = note.as_ref().map_or(0, SandboxNote::reserve);
@@ -90,11 +100,20 @@ pub fn run(request: &Request<'_>, sandbox: Option<Sandbox<'_>>, context: &Contex
     let _ = job.set_cursor(end);
     let mut output = out.finish_parts_with(limit::marker::not_kept);
     if ended.is_none() {
-        let note = format!(
-            "\n[running as job {}: job_output with this job_id reads what it prints next \
-             and its exit_code; job_kill stops it]",
-            job.id
-        );
+        let note = if request.tty {
+            format!(
+                "\n[running as job {} on a terminal: job_write with this job_id types input \
+                 (\\n for Enter, \\u0003 for Ctrl-C), job_output reads what it shows next; \
+                 job_kill stops it]",
+                job.id
+            )
+        } else {
+            format!(
+                "\n[running as job {}: job_output with this job_id reads what it prints next \
+                 and its exit_code; job_kill stops it]",
+                job.id
+            )
+        };
         output.push(note.into_bytes());
     }
     let mut fields: Answer =

@@ -22,14 +22,26 @@ pub struct Plan<'a> {
     pub ttl: Duration,
     /// Bytes kept of the head and of the tail.
     pub keep: u64,
+    /// What the command reads: a pipe or a terminal `job_write` writes to.
+    pub input: shell::Input,
 }
 
 /// Makes the job and its supervisor.
 pub fn start(ns: &Namespace, plan: Plan<'_>) -> io::Result<Started> {
-    let Plan { command, confined, workdir, timeout, ttl, keep } = plan;
+    let Plan { command, confined, workdir, timeout, ttl, keep, input } = plan;
     let launch = move || {
-        super::start(shell::SHELL, command, confined, workdir.as_deref())
-            .map_err(|err| cannot_start(shell::SHELL, &err))
+        let (signals, guardian, spawned) =
+            super::start(shell::SHELL, command, confined, workdir.as_deref(), input)
+                .map_err(|err| cannot_start(shell::SHELL, &err))?;
+        Ok(supervisor::Launched {
+            signals,
+            guardian,
+            child: spawned.child,
+            output: spawned.output,
+            input: spawned.input,
+            tty: input == shell::Input::Tty,
+        })
     };
-    supervisor::start(ns, command, supervisor::Plan { timeout, ttl, keep }, launch)
+    let plan = supervisor::Plan { timeout, ttl, keep, input: input != shell::Input::Null };
+    supervisor::start(ns, command, plan, launch)
 }

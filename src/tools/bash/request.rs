@@ -11,6 +11,8 @@ use crate::fs::looked_up;
 use crate::jobs::settings::LONGEST;
 use crate::protocol::Args;
 
+use super::shell::Input;
+
 /// One bash call's parameters.
 #[derive(Debug)]
 pub struct Request<'a> {
@@ -21,11 +23,15 @@ pub struct Request<'a> {
     pub workdir: Option<PathBuf>,
     /// `run_in_background`: answer at once with the job's id.
     pub background: bool,
+    /// `tty`: run on a pseudo-terminal, as a job (docs/TOOLS.md, "Talking
+    /// to a job").
+    pub tty: bool,
 }
 
 impl<'a> Request<'a> {
     /// Reads every parameter, in this order: `command`, `timeout`,
-    /// `workdir`, `run_in_background`; the first one wrong is the error.
+    /// `workdir`, `run_in_background`, `tty`; the first one wrong is the
+    /// error.
     pub fn parse(args: &'a Args) -> Result<Self, ToolError> {
         let command = command(args)?;
         let timeout = match args.optional_int("timeout")? {
@@ -41,13 +47,25 @@ impl<'a> Request<'a> {
         };
         let workdir = args.optional_path("workdir")?.map(PathBuf::from);
         let background = args.optional_bool("run_in_background")?.unwrap_or(false);
-        Ok(Request { command, timeout, workdir, background })
+        let tty = args.optional_bool("tty")?.unwrap_or(false);
+        Ok(Request { command, timeout, workdir, background, tty })
     }
 
     /// Whether the command runs under a supervisor: it may outlive the call
-    /// (docs/TOOLS.md, "Jobs").
+    /// (docs/TOOLS.md, "Jobs"), or is to be talked to.
     pub fn as_job(&self, context: &Context) -> bool {
-        self.background || self.timeout.is_some() || context.jobs.yield_after.is_some()
+        self.background || self.tty || self.timeout.is_some() || context.jobs.yield_after.is_some()
+    }
+
+    /// What the command reads: a terminal with `tty`, a pipe in the
+    /// background, else /dev/null (a foreground command that yields too:
+    /// docs/TOOLS.md, "Talking to a job").
+    pub fn input(&self) -> Input {
+        match (self.tty, self.background) {
+            (true, _) => Input::Tty,
+            (false, true) => Input::Pipe,
+            (false, false) => Input::Null,
+        }
     }
 
     /// A `workdir` that is missing or not a directory is an error answer (a

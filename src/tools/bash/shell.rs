@@ -8,10 +8,15 @@
 //!
 //! Confined, the child then applies what `confine::sandbox` prepared in
 //! the parent (namespaces, working directory, Landlock, seccomp), last.
+//!
+//! A job started with `run_in_background` reads a pipe instead of
+//! /dev/null, and one started with `tty` runs on a pseudo-terminal
+//! (`process::pty`), its controlling terminal (docs/TOOLS.md, "Talking to a
+//! job"); the job's supervisor holds the other end.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
@@ -19,6 +24,7 @@ use nix::fcntl::OFlag;
 use nix::unistd::Pid;
 
 use crate::confine::sandbox::Prepared;
+use crate::process::pty::{self, Pty};
 use crate::process::{group, guardian, pipes};
 
 pub const SHELL: &str = "/bin/sh";
@@ -45,28 +51,77 @@ const NO_EDITOR: &str = "echo 'ikigai-tools: no editor here (no terminal): put t
                          command (git commit -m MSG) or set EDITOR/GIT_SEQUENCE_EDITOR to a \
                          command that edits the file' >&2; exit 1; :";
 
+/// The terminal type a `tty` command sees: one every program knows, whose
+/// escapes the job's output removes (docs/TOOLS.md, "Talking to a job").
+const TTY_TERM: &str = "xterm";
+
+/// What the command reads and where it writes (docs/TOOLS.md, "Talking to
+/// a job").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// stdin from /dev/null, stdout and stderr on one pipe: a call, and a
+    /// job started in the foreground.
+    Null,
+    /// stdin from a pipe whose write end the job's supervisor keeps: a job
+    /// started with `run_in_background`.
+    Pipe,
+    /// stdin, stdout and stderr on a pseudo-terminal, its controlling
+    /// terminal: `tty`.
+    Tty,
+}
+
+/// A shell started: the child, where its output is read, and where its
+/// input is written (none for [`Input::Null`]).
+pub struct Spawned {
+    pub child: Child,
+    pub output: File,
+    pub input: Option<OwnedFd>,
+}
+
 /// Starts `shell_path -c command`, announced on the guardian's `line`,
-/// confined when `confinement` says so (else in `workdir`, when given); the
-/// child and the read end of its output pipe.
+/// confined when `confinement` says so (else in `workdir`, when given),
+/// reading and writing as `input` says.
 pub fn spawn(
     shell_path: &str,
     command: &str,
     line: RawFd,
     confinement: Option<Prepared>,
     workdir: Option<&std::path::Path>,
-) -> io::Result<(Child, File)> {
-    let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    pipes::enlarge(&read_end);
-    let stderr_end = write_end.try_clone()?;
+    input: Input,
+) -> io::Result<Spawned> {
     let parent = nix::unistd::getpid();
     let mut cmd = Command::new(shell_path);
     cmd.arg0("sh") // dash names itself after argv[0]: "sh: 1: x: not found"
         .arg("-c")
         .arg(command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(write_end))
-        .stderr(Stdio::from(stderr_end))
         .envs(ENV);
+    let (output, input_end) = match input {
+        Input::Tty => {
+            let Pty { master, slave } = Pty::open()?;
+            cmd.stdin(Stdio::from(slave.try_clone()?))
+                .stdout(Stdio::from(slave.try_clone()?))
+                .stderr(Stdio::from(slave))
+                .env("TERM", TTY_TERM);
+            let input_end = master.try_clone()?;
+            (master, Some(input_end))
+        }
+        Input::Null | Input::Pipe => {
+            let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+            pipes::enlarge(&read_end);
+            let stderr_end = write_end.try_clone()?;
+            cmd.stdout(Stdio::from(write_end)).stderr(Stdio::from(stderr_end));
+            let input_end = if input == Input::Pipe {
+                let (stdin_read, stdin_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+                cmd.stdin(Stdio::from(stdin_read));
+                Some(stdin_write)
+            } else {
+                cmd.stdin(Stdio::null());
+                None
+            };
+            (read_end, input_end)
+        }
+    };
+    let tty = input == Input::Tty;
     let mut confinement = confinement;
     match (&confinement, workdir) {
         // The private temporary directory, kept across calls.
@@ -83,6 +138,9 @@ pub fn spawn(
     unsafe {
         cmd.pre_exec(move || {
             in_child(parent, line)?;
+            if tty {
+                pty::in_take_as_controlling()?;
+            }
             // Last, so that nothing after it needs what it forbids. If it
             // fails, the spawn fails: the command never runs unconfined.
             match confinement.as_mut() {
@@ -92,10 +150,11 @@ pub fn spawn(
         });
     }
     let child = cmd.spawn()?;
-    // `cmd` holds our copies of the write end; once they are closed, end of
-    // file on the pipe means every process of the command has let go of it.
+    // `cmd` holds our copies of the write end (or the slave); once they are
+    // closed, end of file (EIO on a terminal) means every process of the
+    // command has let go of it.
     drop(cmd);
-    Ok((child, File::from(read_end)))
+    Ok(Spawned { child, output: File::from(output), input: input_end })
 }
 
 /// Runs in the forked child before exec.
