@@ -101,12 +101,12 @@ fn mcp_lists_the_full_profile_by_default_and_the_seed_one_when_asked() {
 }
 
 /// Every MCP host sends the tool list with every turn: the full profile's
-/// stays under 8 KiB.
+/// stays under 9 KiB (issue 26: with job_write, bash's tty and apply_patch).
 #[test]
-fn the_full_profile_tools_list_is_under_8_kib() {
+fn the_full_profile_tools_list_is_under_9_kib() {
     let (_, size) = tools_list(&[]);
     println!("tools/list in the full profile: {size} bytes");
-    assert!(size < 8 * 1024, "tools/list is {size} bytes");
+    assert!(size < 9 * 1024, "tools/list is {size} bytes");
 }
 
 #[test]

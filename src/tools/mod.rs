@@ -1,5 +1,5 @@
-//! The table of the ten tools: the six of both profiles and the full
-//! profile's own (the three job tools and list_allowed_directories).
+//! The table of the eleven tools: the six of both profiles and the full
+//! profile's own (the four job tools and list_allowed_directories).
 //! Everything the binary knows about a tool is its entry: its names (the
 //! schema name, the command name, and from them every spelling it answers
 //! to), its schemas, its title and the hints a host reads before a call,
@@ -209,7 +209,7 @@ pub static FULL_ONLY: [Tool; 5] = [
             seed: include_str!("job_write.full.schema.json"),
             full: include_str!("job_write.full.schema.json"),
         },
-        title: "Type input to a job",
+        title: "Write to a job",
         // What it types, the job's command runs (a shell at a prompt).
         hints: ANYTHING,
         full_fields: &[],
