@@ -41,6 +41,7 @@ mod host_check;
 mod host_list;
 mod install;
 mod jobs;
+mod jobs_talk;
 mod load;
 mod mcp;
 mod mcp_calls;

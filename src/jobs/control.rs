@@ -98,7 +98,7 @@ pub fn write(
     }
     let ended = |e: Ended| {
         ToolError::InvalidArg(format!(
-            "job {id} has ended (exit_code {}): nothing reads its input; job_output reads what              it printed",
+            "job {id} has ended (exit_code {}): nothing reads its input; job_output reads what it printed",
             e.exit_code
         ))
     };
