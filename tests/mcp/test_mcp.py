@@ -25,7 +25,7 @@ BIN = os.environ.get("IKIGAI_TOOLS_BIN", "ikigai-tools")
 MODES = ["legacy", "auto"]
 TOOLS = ["bash", "file_read", "file_write", "file_edit", "glob", "grep"]
 # The full profile's own tools (docs/TOOLS.md, "Jobs"; docs/CONFINEMENT.md).
-JOB_TOOLS = ["job_output", "job_kill", "job_list", "list_allowed_directories"]
+JOB_TOOLS = ["job_output", "job_kill", "job_list", "job_write", "list_allowed_directories"]
 HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 # ping is deprecated by the stateless revision; the legacy tests still use it.
@@ -143,7 +143,8 @@ def test_lists_the_six_tools_with_schemas_titles_and_hints(mode, profile):
         assert tool.annotations.read_only_hint is read_only
         if not read_only:
             assert tool.annotations.destructive_hint is True
-        if name != "bash":
+        # What job_write types, the job's command runs, as bash's does.
+        if name not in ("bash", "job_write"):
             assert tool.annotations.open_world_hint is False
 
 
@@ -445,6 +446,37 @@ def test_the_mcp_jobs_flow(mode, work):
     pids = [int(p) for p in open(pidfile).read().split()]
     assert len(pids) == 2
     assert run(lambda: wait_gone_all(pids)), f"the session ended, its job runs on: {pids}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_mcp_flow_talks_to_a_repl_on_a_tty(mode, work):
+    """docs/TOOLS.md, "Talking to a job": `python3 -i` started with tty,
+    job_write `1+1` and Enter, job_output reads `2`."""
+    state = {"IKIGAI_TOOLS_STATE_DIR": f"{work}/state"}
+
+    async def read_until(c, job_id, wanted, shown=""):
+        deadline = time.monotonic() + 20
+        while wanted not in shown:
+            assert time.monotonic() < deadline, shown
+            read = await c.call_tool("job_output", {"job_id": job_id, "wait": 2})
+            shown += read.structured_content["output"]
+        return shown
+
+    async def go():
+        async with session(mode, env=state) as c:
+            first = (await c.call_tool("bash", {"command": "python3 -i -q", "tty": True})).structured_content
+            job_id = first["job_id"]
+            await read_until(c, job_id, ">>> ", first["output"])
+            wrote = (await c.call_tool("job_write", {"job_id": job_id, "input": "1+1\n"})).structured_content
+            shown = await read_until(c, job_id, "2\n>>> ")
+            killed = (await c.call_tool("job_kill", {"job_id": job_id})).structured_content
+            return first, wrote, shown, killed
+
+    first, wrote, shown, killed = run(go)
+    assert first["running"] is True, first
+    assert wrote == {"written": 4, "running": True}
+    assert shown == "1+1\n2\n>>> "
+    assert killed["running"] is False, killed
 
 
 async def wait_gone_all(pids):
