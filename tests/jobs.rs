@@ -118,7 +118,7 @@ fn first_output(answer: &Value) -> String {
 }
 
 /// The pids written to `file` (one a line), once `count` are there.
-fn pids_in(file: &Path, count: usize) -> Vec<i32> {
+pub(crate) fn pids_in(file: &Path, count: usize) -> Vec<i32> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let pids: Vec<i32> = std::fs::read_to_string(file)

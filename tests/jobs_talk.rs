@@ -5,8 +5,9 @@
 
 use crate::common::procs::assert_gone_within;
 use crate::common::*;
+use crate::jobs::pids_in;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -33,12 +34,21 @@ impl Talk {
     /// `ikigai-tools call --timeout 30 TOOL ARGS` in the full profile as
     /// `agent`; the tool's answer (the host's `result`).
     fn call_as(&self, agent: &str, tool: &str, args: Value) -> Value {
-        let ran = self
+        self.call_with(&[("IKIGAI_AGENT_ID", agent)], tool, args)
+    }
+
+    /// As [`Talk::call`], with `vars` on top.
+    fn call_with(&self, vars: &[(&str, &str)], tool: &str, args: Value) -> Value {
+        let mut call = self
             .env
             .cmd("ikigai-tools")
             .env("IKIGAI_TOOLS_PROFILE", "full")
             .env("IKIGAI_TOOLS_STATE_DIR", &self.state)
-            .env("IKIGAI_AGENT_ID", agent)
+            .env("IKIGAI_AGENT_ID", "tests");
+        for (k, v) in vars {
+            call = call.env(k, v);
+        }
+        let ran = call
             .arg("call")
             .arg("--timeout")
             .arg("30")
@@ -308,20 +318,6 @@ fn talk_a_huge_write_to_a_job_that_does_not_read_returns_within_its_bound() {
     talk.call("job_kill", json!({"job_id": id}));
 }
 
-/// The pids written to `file` (one a line), once `count` are there.
-fn pids_in(file: &Path, count: usize) -> Vec<i32> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let text = std::fs::read_to_string(file).unwrap_or_default();
-        let pids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
-        if pids.len() >= count {
-            return pids;
-        }
-        assert!(Instant::now() < deadline, "{} has {pids:?}", file.display());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn talk_a_tty_job_killed_leaves_no_process() {
     let talk = Talk::new();
@@ -333,4 +329,29 @@ fn talk_a_tty_job_killed_leaves_no_process() {
     let killed = talk.call("job_kill", json!({"job_id": id}));
     assert_eq!(killed, json!({"job_id": id, "running": false, "exit_code": 143}));
     assert_gone_within(&pids, PATIENCE);
+}
+
+/// The FIFO job_write writes through is out of a confined command's reach:
+/// it lies in the state directory, which Landlock lets it read, never
+/// open for writing, so it cannot type into another job.
+#[test]
+fn talk_a_confined_command_cannot_write_to_a_jobs_input() {
+    let talk = Talk::new();
+    let (id, _) = talk.start(json!({"command": "cat", "run_in_background": true}));
+    let fifos: Vec<PathBuf> = std::fs::read_dir(&talk.state)
+        .unwrap()
+        .map(|ns| ns.unwrap().path().join(&id).join("input"))
+        .filter(|fifo| fifo.exists())
+        .collect();
+    assert_eq!(fifos.len(), 1, "{fifos:?}");
+    let tmp = talk.env.beside("tmp");
+    let work = talk.env.work();
+    let vars = [("IKIGAI_TOOLS_ROOTS", work.to_str().unwrap()), ("TMPDIR", tmp.to_str().unwrap())];
+    let forged = format!("printf 'd\\001\\000X' > {}", fifos[0].display());
+    let answer = talk.call_with(&vars, "bash", json!({"command": forged}));
+    assert_eq!(answer["exit_code"], 2, "{answer}");
+    let wrote = talk.call("job_write", json!({"job_id": id, "input": "ok\n", "close_stdin": true}));
+    assert_eq!(wrote, json!({"written": 3, "running": true, "stdin_closed": true}));
+    let (output, _) = talk.read_to_end(&id);
+    assert_eq!(output, "ok\n", "only what job_write wrote");
 }

@@ -630,6 +630,23 @@ mod tests {
     }
 
     #[test]
+    fn a_job_that_reads_input_has_a_fifo_only_its_user_may_open() {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let tmp = tempfile::tempdir().unwrap();
+        let ns = namespace(tmp.path());
+        let (quiet, _lock) = Job::create(&ns, "x", MIN_KEEP, false).unwrap();
+        assert!(!quiet.path.join(INPUT).exists());
+        let (talked, _lock) = Job::create(&ns, "x", MIN_KEEP, true).unwrap();
+        let meta = std::fs::symlink_metadata(talked.path.join(INPUT)).unwrap();
+        assert!(meta.file_type().is_fifo());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        // Nobody reads it yet: a writer is told so at once (ENXIO), never blocked.
+        assert_eq!(talked.open_input(false).unwrap_err().raw_os_error(), Some(libc::ENXIO));
+        talked.mark_input_closed();
+        assert!(talked.input_closed() && !talked.path.join(INPUT).exists());
+    }
+
+    #[test]
     fn a_commands_head_is_kept_cut_between_characters() {
         assert_eq!(cut_at_char("abc", 2), "ab");
         assert_eq!(cut_at_char("abc", 9), "abc");

@@ -175,6 +175,22 @@ mod tests {
         );
     }
 
+    /// `tty` is read last and says what the command reads:
+    /// a terminal; `run_in_background` alone, a pipe; else /dev/null.
+    #[test]
+    fn tty_is_read_last_and_says_what_the_command_reads() {
+        assert_eq!(
+            refused(r#"{"command":"x","run_in_background":1,"tty":"yes"}"#),
+            "parameter run_in_background must be a boolean"
+        );
+        assert_eq!(refused(r#"{"command":"x","tty":"yes"}"#), "parameter tty must be a boolean");
+        let of = |json: &str| Request::parse(&args(json)).unwrap().input();
+        assert_eq!(of(r#"{"command":"x","tty":true}"#), Input::Tty);
+        assert_eq!(of(r#"{"command":"x","tty":true,"run_in_background":true}"#), Input::Tty);
+        assert_eq!(of(r#"{"command":"x","run_in_background":true}"#), Input::Pipe);
+        assert_eq!(of(r#"{"command":"x","timeout":5}"#), Input::Null);
+    }
+
     #[test]
     fn a_timeout_is_capped_at_a_year() {
         let args = args(r#"{"command":"x","timeout":1e300}"#);
