@@ -6,10 +6,11 @@
 //! programs find a terminal.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 
-use nix::fcntl::OFlag;
-use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
+use rustix::fs::{Mode, OFlags};
+use rustix::pty::OpenptFlags;
+use rustix::termios::Winsize;
 
 /// The terminal's size: the classic 80 × 24, which every program lays out
 /// for, and the fewest bytes a full-screen program redraws.
@@ -17,7 +18,7 @@ pub const COLUMNS: u16 = 80;
 pub const ROWS: u16 = 24;
 
 /// A new pseudo-terminal, both ends close-on-exec (nothing but the command's
-/// stdio ever holds the slave); its size set.
+/// stdio ever holds the slave), its size set.
 pub struct Pty {
     pub master: OwnedFd,
     pub slave: OwnedFd,
@@ -25,24 +26,18 @@ pub struct Pty {
 
 impl Pty {
     pub fn open() -> io::Result<Pty> {
-        let master = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC)?;
-        grantpt(&master)?;
-        unlockpt(&master)?;
-        let name = ptsname_r(&master)?;
-        let slave = nix::fcntl::open(
-            name.as_str(),
-            OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
+        let master =
+            rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+        rustix::pty::grantpt(&master)?;
+        rustix::pty::unlockpt(&master)?;
+        let name = rustix::pty::ptsname(&master, Vec::new())?;
+        let slave = rustix::fs::open(
+            name.as_c_str(),
+            OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
         )?;
-        // SAFETY: `open` just returned this descriptor, owned by nothing else.
-        let slave = unsafe { OwnedFd::from_raw_fd(slave) };
-        let size = libc::winsize { ws_row: ROWS, ws_col: COLUMNS, ws_xpixel: 0, ws_ypixel: 0 };
-        // SAFETY: TIOCSWINSZ reads the `winsize` owned by this frame.
-        if unsafe { libc::ioctl(slave.as_raw_fd(), libc::TIOCSWINSZ, &size) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `into_raw_fd` hands over the descriptor, owned by nothing else.
-        let master = unsafe { OwnedFd::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
+        let size = Winsize { ws_row: ROWS, ws_col: COLUMNS, ws_xpixel: 0, ws_ypixel: 0 };
+        rustix::termios::tcsetwinsize(&slave, size)?;
         Ok(Pty { master, slave })
     }
 }
@@ -50,12 +45,10 @@ impl Pty {
 /// In the child, after `setsid` and once the slave is its stdin: makes it
 /// the session's controlling terminal (async-signal-safe: one ioctl).
 pub fn in_take_as_controlling() -> io::Result<()> {
-    // SAFETY: TIOCSCTTY on descriptor 0 with argument 0 (do not steal a
-    // terminal another session holds).
-    if unsafe { libc::ioctl(0, libc::TIOCSCTTY, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    // SAFETY: descriptor 0 is open for the whole call: std made it the
+    // slave before the pre-exec hooks run.
+    let stdin = unsafe { BorrowedFd::borrow_raw(0) };
+    Ok(rustix::process::ioctl_tiocsctty(stdin)?)
 }
 
 #[cfg(test)]
@@ -65,13 +58,11 @@ mod tests {
     #[test]
     fn a_pty_has_its_size_and_passes_bytes_both_ways() {
         let pty = Pty::open().unwrap();
-        let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
-        // SAFETY: TIOCGWINSZ writes the `winsize` owned by this frame.
-        assert_eq!(unsafe { libc::ioctl(pty.slave.as_raw_fd(), libc::TIOCGWINSZ, &mut size) }, 0);
+        let size = rustix::termios::tcgetwinsize(&pty.slave).unwrap();
         assert_eq!((size.ws_col, size.ws_row), (COLUMNS, ROWS));
-        nix::unistd::write(&pty.master, b"hi\n").unwrap();
+        rustix::io::write(&pty.master, b"hi\n").unwrap();
         let mut buf = [0u8; 16];
-        let n = nix::unistd::read(pty.slave.as_raw_fd(), &mut buf).unwrap();
+        let n = rustix::io::read(&pty.slave, &mut buf).unwrap();
         assert_eq!(&buf[..n], b"hi\n");
     }
 }
