@@ -99,6 +99,17 @@ impl Talk {
         }
     }
 
+    /// The directory of job `id`, in whichever namespace it is.
+    fn job_dir(&self, id: &str) -> PathBuf {
+        let dirs: Vec<PathBuf> = std::fs::read_dir(&self.state)
+            .unwrap()
+            .map(|ns| ns.unwrap().path().join(id))
+            .filter(|dir| dir.exists())
+            .collect();
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        dirs[0].clone()
+    }
+
     /// job_output until the job has ended.
     fn read_to_end(&self, id: &str) -> (String, Value) {
         self.read_until(id, "\u{0}never printed")
@@ -338,20 +349,36 @@ fn talk_a_tty_job_killed_leaves_no_process() {
 fn talk_a_confined_command_cannot_write_to_a_jobs_input() {
     let talk = Talk::new();
     let (id, _) = talk.start(json!({"command": "cat", "run_in_background": true}));
-    let fifos: Vec<PathBuf> = std::fs::read_dir(&talk.state)
-        .unwrap()
-        .map(|ns| ns.unwrap().path().join(&id).join("input"))
-        .filter(|fifo| fifo.exists())
-        .collect();
-    assert_eq!(fifos.len(), 1, "{fifos:?}");
+    let fifo = talk.job_dir(&id).join("input");
     let tmp = talk.env.beside("tmp");
     let work = talk.env.work();
     let vars = [("IKIGAI_TOOLS_ROOTS", work.to_str().unwrap()), ("TMPDIR", tmp.to_str().unwrap())];
-    let forged = format!("printf 'd\\001\\000X' > {}", fifos[0].display());
+    let forged = format!("printf 'd\\001\\000X' > {}", fifo.display());
     let answer = talk.call_with(&vars, "bash", json!({"command": forged}));
     assert_eq!(answer["exit_code"], 2, "{answer}");
     let wrote = talk.call("job_write", json!({"job_id": id, "input": "ok\n", "close_stdin": true}));
     assert_eq!(wrote, json!({"written": 3, "running": true, "stdin_closed": true}));
     let (output, _) = talk.read_to_end(&id);
     assert_eq!(output, "ok\n", "only what job_write wrote");
+}
+
+/// A tty job's supervisor SIGKILLed: its guardian kills the command's
+/// group as for any job, and the job then reads no input.
+#[test]
+fn talk_a_tty_jobs_supervisor_killed_outright_takes_its_command() {
+    let talk = Talk::new();
+    let file = talk.env.path("pids");
+    let f = file.display();
+    let command = format!("sleep 300 & echo $! >> {f}; echo $$ >> {f}; cat");
+    let (id, _) = talk.start(json!({"command": command, "tty": true}));
+    let pids = pids_in(&file, 2);
+    let pid = std::fs::read_to_string(talk.job_dir(&id).join("pid")).unwrap();
+    let supervisor = nix::unistd::Pid::from_raw(pid.trim().parse().unwrap());
+    nix::sys::signal::kill(supervisor, nix::sys::signal::Signal::SIGKILL).unwrap();
+    assert_gone_within(&pids, PATIENCE);
+    assert_eq!(
+        talk.write(&id, "x"),
+        json!({"error": format!("job {id} has ended (exit_code 137): nothing reads its input; \
+            job_output reads what it printed"), "error_code": "INVALID_ARG"})
+    );
 }
