@@ -86,7 +86,13 @@ pub fn write(job: &Job, input: &[u8], close: bool, bound: Duration) -> Result<Wr
 fn open_for_writing(job: &Job, deadline: Instant) -> Result<File, NoInput> {
     loop {
         match job.open_input(false) {
-            Ok(fifo) => return Ok(fifo),
+            // A FIFO, or nothing reads it: what else someone put there is
+            // never written to.
+            Ok(fifo) => {
+                let is_fifo = rustix::fs::fstat(&fifo)
+                    .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_fifo());
+                return if is_fifo { Ok(fifo) } else { Err(NoInput::NotReading) };
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(if job.input_closed() { NoInput::Closed } else { NoInput::NotReading })
             }
