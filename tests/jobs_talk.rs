@@ -124,6 +124,19 @@ fn tty_note(id: &str) -> String {
     )
 }
 
+/// The bytes a job_write answer says were taken, all of them: no note. A
+/// command that ends on what was written may have ended by the answer
+/// (`"running":false` and its `exit_code`).
+fn taken(answer: &Value) -> u64 {
+    let mut rest = answer.as_object().unwrap_or_else(|| panic!("{answer}")).clone();
+    let written = rest.remove("written").and_then(|n| n.as_u64());
+    let running = rest.remove("running");
+    let ended = running == Some(json!(false)) && rest.remove("exit_code").is_some();
+    assert!(running == Some(json!(true)) || ended, "{answer}");
+    assert!(rest.is_empty(), "{answer}");
+    written.unwrap_or_else(|| panic!("{answer}"))
+}
+
 fn installed(program: &str) -> bool {
     std::process::Command::new("sh")
         .arg("-c")
@@ -142,7 +155,7 @@ fn talk_a_repl_on_a_tty_answers_what_is_written_to_it() {
     let (id, first) = talk.start(json!({"command": "python3 -i -q", "tty": true}));
     let so_far = first["output"].as_str().unwrap().replace(&tty_note(&id), "");
     talk.read_on(&id, so_far, ">>> ");
-    assert_eq!(talk.write(&id, "1+1\n"), json!({"written": 4, "running": true}));
+    assert_eq!(taken(&talk.write(&id, "1+1\n")), 4);
     let (output, _) = talk.read_until(&id, "2\n>>> ");
     // The terminal echoes what was typed, then the REPL answers.
     assert_eq!(output, "1+1\n2\n>>> ");
@@ -154,11 +167,10 @@ fn talk_a_tty_prompt_is_answered_and_the_answer_not_echoed() {
     let talk = Talk::new();
     let command = "printf 'Password: '; stty -echo; read pw; stty echo; echo; echo \"got $pw\"";
     let (id, first) = talk.start(json!({"command": command, "tty": true}));
-    assert_eq!(
-        first,
-        json!({"output": format!("Password: {}", tty_note(&id)), "job_id": id, "running": true})
-    );
-    assert_eq!(talk.write(&id, "secret\n"), json!({"written": 7, "running": true}));
+    let so_far = first["output"].as_str().unwrap().replace(&tty_note(&id), "");
+    // The prompt, in the first answer unless the machine was too busy.
+    assert_eq!(talk.read_on(&id, so_far, "Password: ").0, "Password: ");
+    assert_eq!(taken(&talk.write(&id, "secret\n")), 7);
     let (output, last) = talk.read_to_end(&id);
     assert_eq!((output.as_str(), &last["exit_code"]), ("\ngot secret\n", &json!(0)));
 }
@@ -184,7 +196,7 @@ fn talk_less_on_a_tty_is_quit_with_q() {
     let (shown, _) = talk.read_on(&id, so_far, "23\n");
     assert!(shown.contains("1\n2\n3\n"), "a page of it: {shown:?}");
     assert!(!shown.contains("\u{1b}"), "no escapes: {shown:?}");
-    assert_eq!(talk.write(&id, "q"), json!({"written": 1, "running": true}));
+    assert_eq!(taken(&talk.write(&id, "q")), 1);
     let (_, last) = talk.read_to_end(&id);
     assert_eq!(last["exit_code"], 0, "{last}");
 }
@@ -200,7 +212,7 @@ fn talk_vi_on_a_tty_is_quit_with_colon_q() {
     let command = format!("vi {}", file.display());
     let (id, _) = talk.start(json!({"command": command, "tty": true}));
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(talk.write(&id, "ihello\u{1b}:wq\n"), json!({"written": 11, "running": true}));
+    assert_eq!(taken(&talk.write(&id, "ihello\u{1b}:wq\n")), 11);
     let (_, last) = talk.read_to_end(&id);
     assert_eq!(last["exit_code"], 0, "{last}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello\n");
@@ -210,7 +222,7 @@ fn talk_vi_on_a_tty_is_quit_with_colon_q() {
 fn talk_ctrl_c_written_to_a_tty_interrupts_its_command() {
     let talk = Talk::new();
     let (id, _) = talk.start(json!({"command": "sleep 100", "tty": true}));
-    assert_eq!(talk.write(&id, "\u{3}"), json!({"written": 1, "running": true}));
+    assert_eq!(taken(&talk.write(&id, "\u{3}")), 1);
     let (output, last) = talk.read_to_end(&id);
     assert_eq!((output.as_str(), &last["exit_code"]), ("^C", &json!(130)));
 }
@@ -278,8 +290,13 @@ fn talk_a_foreground_job_that_yielded_reads_no_input() {
 #[test]
 fn talk_an_ended_job_reads_no_input() {
     let talk = Talk::new();
-    let (id, first) = talk.start(json!({"command": "exit 3", "run_in_background": true}));
-    assert_eq!(first["running"], false, "{first}");
+    let (id, _) = talk.start(json!({"command": "exit 3", "run_in_background": true}));
+    // Ended (its first answer may have come before), not read yet.
+    let deadline = Instant::now() + PATIENCE;
+    while talk.call("job_list", json!({}))["jobs"][0]["state"] == "running" {
+        assert!(Instant::now() < deadline, "still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_eq!(
         talk.write(&id, "x"),
         json!({"error": format!("job {id} has ended (exit_code 3): nothing \
@@ -348,7 +365,7 @@ fn talk_a_tty_job_killed_leaves_no_process() {
 #[test]
 fn talk_a_confined_command_cannot_write_to_a_jobs_input() {
     let talk = Talk::new();
-    let (id, _) = talk.start(json!({"command": "cat", "run_in_background": true}));
+    let (id, _) = talk.start(json!({"command": "cat; sleep 30", "run_in_background": true}));
     let fifo = talk.job_dir(&id).join("input");
     let tmp = talk.env.beside("tmp");
     let work = talk.env.work();
@@ -358,8 +375,9 @@ fn talk_a_confined_command_cannot_write_to_a_jobs_input() {
     assert_eq!(answer["exit_code"], 2, "{answer}");
     let wrote = talk.call("job_write", json!({"job_id": id, "input": "ok\n", "close_stdin": true}));
     assert_eq!(wrote, json!({"written": 3, "running": true, "stdin_closed": true}));
-    let (output, _) = talk.read_to_end(&id);
+    let (output, _) = talk.read_until(&id, "ok\n");
     assert_eq!(output, "ok\n", "only what job_write wrote");
+    talk.call("job_kill", json!({"job_id": id}));
 }
 
 /// A tty job's supervisor SIGKILLed: its guardian kills the command's
