@@ -35,6 +35,7 @@ mod full_grep;
 mod fuzz_args;
 mod glob;
 mod grep;
+mod host_apply_patch;
 mod host_call;
 mod host_catalog;
 mod host_check;
