@@ -64,6 +64,7 @@ fn gpt5_and_codex_models_get_apply_patch_as_the_freeform_tool_with_the_grammar()
         let tools = catalog(&env, &["--provider", "openai", "--model", model, "tools"]);
         assert_eq!(tools, json!([freeform_tool()]), "{model}");
     }
+    snap!("freeform_tool", catalog(&env, &["--provider", "openai", "--model", "gpt-5", "tools"]));
 }
 
 #[test]
