@@ -13,6 +13,7 @@ use crate::profile::Profile;
 use crate::protocol::{Args, Outcome};
 
 mod bash;
+mod diff;
 mod file_edit;
 mod file_read;
 mod file_write;
