@@ -12,6 +12,7 @@ use crate::context::Context;
 use crate::profile::Profile;
 use crate::protocol::{Args, Outcome};
 
+mod apply_patch;
 mod bash;
 mod diff;
 mod file_edit;

@@ -1,0 +1,6 @@
+//! apply_patch: OpenAI's patch format, parsed, located and applied (docs/TOOLS.md, "apply_patch").
+
+pub(crate) mod hunks;
+pub(crate) mod parse;
+pub(crate) mod seek;
+pub(crate) mod text;
