@@ -89,9 +89,8 @@ pub fn write<C: Content + ?Sized>(
             Err(e) => Err(ToolError::from_io(&e, path, ToolError::WriteFailed)),
         },
         Prepared::InPlace(meta) => write_in_place(target, content, &meta, path),
-        Prepared::CreateInPlace => {
-            create_in_place(target, content).map_err(|e| new_file_error(e, path, Replacing::Anything))
-        }
+        Prepared::CreateInPlace => create_in_place(target, content)
+            .map_err(|e| new_file_error(e, path, Replacing::Anything)),
     }
 }
 

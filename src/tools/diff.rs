@@ -478,8 +478,8 @@ impl Sink {
 
 #[cfg(test)]
 mod tests {
-    use crate::tools::file_edit::edits::{apply, Edit};
     use super::*;
+    use crate::tools::file_edit::edits::{apply, Edit};
 
     fn diff(old: &str, edits: &[(&str, &str, bool)]) -> String {
         let edits: Vec<Edit> = edits
