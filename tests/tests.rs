@@ -11,11 +11,11 @@
 mod common;
 
 mod answers_by_hand;
+mod answers_cuts;
 mod answers_file_answers;
 mod answers_jobs_procs;
 mod answers_messages;
 mod answers_sandbox_notes;
-mod apply_patch;
 mod apply_patch;
 mod bash;
 mod confine;
