@@ -217,16 +217,47 @@ impl<'r> Files<'r> {
     }
 
     /// The unified diff of every file changed, in the patch's order, each
-    /// bounded as file_edit's (`tools::diff`).
+    /// bounded as file_edit's (`tools::diff`): a new file's from
+    /// `/dev/null`, a deleted one's to it, a moved one's from its old name
+    /// (its old content against its new).
     pub fn diff(&self) -> Vec<u8> {
+        let bytes = |state: &State| match state {
+            State::File(bytes) => bytes.clone(),
+            _ => Vec::new(),
+        };
+        // Moved files: the source's diff is the destination's.
+        let moved: Vec<(usize, usize)> = (0..self.entries.len())
+            .filter_map(|d| {
+                let dest = &self.entries[d];
+                let from = dest.moved_from?;
+                let source_gone = self.entries[from].current == State::Absent;
+                (dest.original == State::Absent && source_gone).then_some((from, d))
+            })
+            .collect();
         let mut out = Vec::new();
-        for entry in self.entries.iter().filter(|e| e.changed()) {
-            let bytes = |state: &State| match state {
-                State::File(bytes) => bytes.clone(),
-                _ => Vec::new(),
+        for (i, entry) in self.entries.iter().enumerate().filter(|(_, e)| e.changed()) {
+            if moved.iter().any(|(from, _)| *from == i) {
+                continue;
+            }
+            let source = moved.iter().find(|(_, d)| *d == i).map(|(from, _)| &self.entries[*from]);
+            let old = bytes(&source.unwrap_or(entry).original);
+            let new = bytes(&entry.current);
+            let given = &entry.path.given;
+            let text = diff::unified(&old, &new, &edge_pieces(&old, &new), given);
+            let (old_name, new_name) = match (source, &entry.original, &entry.current) {
+                (Some(source), _, _) => (format!("a/{}", source.path.given), format!("b/{given}")),
+                (None, State::File(_), State::File(_)) => (format!("a/{given}"), format!("b/{given}")),
+                (None, State::File(_), _) => (format!("a/{given}"), "/dev/null".to_owned()),
+                (None, _, _) => ("/dev/null".to_owned(), format!("b/{given}")),
             };
-            let (old, new) = (bytes(&entry.original), bytes(&entry.current));
-            out.extend(diff::unified(&old, &new, &edge_pieces(&old, &new), &entry.path.given));
+            let header = format!("--- a/{given}\n+++ b/{given}\n");
+            match text.strip_prefix(header.as_bytes()) {
+                Some(body) => {
+                    out.extend(format!("--- {old_name}\n+++ {new_name}\n").as_bytes());
+                    out.extend(body);
+                }
+                None => out.extend(text),
+            }
         }
         out
     }
