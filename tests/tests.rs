@@ -17,6 +17,7 @@ mod answers_jobs_procs;
 mod answers_messages;
 mod answers_sandbox_notes;
 mod apply_patch;
+mod apply_patch_crash;
 mod bash;
 mod confine;
 mod confine_roots;

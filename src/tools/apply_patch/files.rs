@@ -246,7 +246,9 @@ impl<'r> Files<'r> {
             let text = diff::unified(&old, &new, &edge_pieces(&old, &new), given);
             let (old_name, new_name) = match (source, &entry.original, &entry.current) {
                 (Some(source), _, _) => (format!("a/{}", source.path.given), format!("b/{given}")),
-                (None, State::File(_), State::File(_)) => (format!("a/{given}"), format!("b/{given}")),
+                (None, State::File(_), State::File(_)) => {
+                    (format!("a/{given}"), format!("b/{given}"))
+                }
                 (None, State::File(_), _) => (format!("a/{given}"), "/dev/null".to_owned()),
                 (None, _, _) => ("/dev/null".to_owned(), format!("b/{given}")),
             };
