@@ -16,6 +16,8 @@ mod answers_file_answers;
 mod answers_jobs_procs;
 mod answers_messages;
 mod answers_sandbox_notes;
+mod apply_patch;
+mod apply_patch_crash;
 mod bash;
 mod confine;
 mod confine_roots;

@@ -12,7 +12,9 @@ use crate::context::Context;
 use crate::profile::Profile;
 use crate::protocol::{Args, Outcome};
 
+mod apply_patch;
 mod bash;
+mod diff;
 mod file_edit;
 mod file_read;
 mod file_write;
@@ -164,7 +166,7 @@ pub static TOOLS: [Tool; 6] = [
 /// (docs/TOOLS.md, "Jobs") and list_allowed_directories (docs/CONFINEMENT.md,
 /// "What a confined call is told"). Their seed schema is their full one; no seed
 /// lists them.
-pub static FULL_ONLY: [Tool; 4] = [
+pub static FULL_ONLY: [Tool; 5] = [
     Tool {
         name: "job_output",
         command: "job-output",
@@ -212,6 +214,18 @@ pub static FULL_ONLY: [Tool; 4] = [
         hints: READS,
         full_fields: &[],
         run: list_allowed_directories::run,
+    },
+    Tool {
+        name: "apply_patch",
+        command: "apply-patch",
+        schemas: Schemas {
+            seed: include_str!("apply_patch.full.schema.json"),
+            full: include_str!("apply_patch.full.schema.json"),
+        },
+        title: "Apply a patch",
+        hints: WRITES,
+        full_fields: &[],
+        run: apply_patch::run,
     },
 ];
 
