@@ -18,6 +18,7 @@ mod answers_messages;
 mod answers_sandbox_notes;
 mod apply_patch;
 mod apply_patch_crash;
+mod apply_patch_differential;
 mod bash;
 mod confine;
 mod confine_roots;
