@@ -45,7 +45,7 @@ fn catalog(env: &Env, args: &[&str]) -> Value {
 fn freeform_tool() -> Value {
     json!({"type": "custom", "custom": {
         "name": "apply_patch",
-        "description": "Edit files with a patch in the apply_patch format. This is a FREEFORM tool: send the patch itself, not JSON.",
+        "description": "Edit files with a patch in the apply_patch format, all or nothing; paths are relative. This is a FREEFORM tool: send the patch itself, not JSON.",
         "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": GRAMMAR}}
     }})
 }
@@ -92,6 +92,9 @@ fn only_openai_has_a_freeform_tool_the_other_providers_ignore_the_model() {
 fn for_gpt5_only_apply_patch_changes_form_every_other_tool_stays_a_function() {
     let env = Env::new();
     let json_tools = catalog(&env, &["--provider", "openai"]);
+    let built_in = suite(&env, &["list", "apply_patch"]).run();
+    let schema: Value = serde_json::from_slice(&built_in.stdout).expect("apply_patch's schema");
+    assert_eq!(json_tools[0], json!({"type": "function", "function": schema}));
     let expected: Vec<Value> = json_tools
         .as_array()
         .unwrap()
@@ -162,4 +165,22 @@ fn without_freeform_raw_text_is_still_refused_as_not_json() {
         "{}",
         ran.stderr
     );
+}
+
+#[test]
+fn call_freeform_applies_a_raw_patch_with_the_built_in_apply_patch() {
+    let env = Env::new();
+    env.write("hello.txt", "hello\nworld\n");
+    let patch =
+        "*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
+    let ran = suite(&env, &["call", "--freeform", "apply_patch", patch]).run();
+    assert_eq!((ran.code, ran.stderr.as_str()), (Some(0), ""));
+    assert_eq!(
+        ran.json(),
+        json!({"tool_success": true, "result": {
+            "output": "Success. Updated the following files:\nM hello.txt\n",
+            "diff": "--- a/hello.txt\n+++ b/hello.txt\n@@ -1,2 +1,2 @@\n hello\n-world\n+there\n"
+        }})
+    );
+    assert_eq!(env.read("hello.txt"), b"hello\nthere\n");
 }

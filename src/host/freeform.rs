@@ -25,8 +25,9 @@ pub const GRAMMAR: &str = include_str!("apply_patch.lark");
 
 /// What the model reads of the freeform tool: short, since the grammar
 /// carries the format and the model is trained on it.
-const DESCRIPTION: &str = "Edit files with a patch in the apply_patch format. This is a \
-                           FREEFORM tool: send the patch itself, not JSON.";
+const DESCRIPTION: &str = "Edit files with a patch in the apply_patch format, all or nothing; \
+                           paths are relative. This is a FREEFORM tool: send the patch itself, \
+                           not JSON.";
 
 /// Whether a request to `model` should get apply_patch in freeform: the
 /// GPT-5 family (`gpt-5`, `gpt-5.1`, `gpt-5-codex`, …) and the Codex models
