@@ -14,7 +14,8 @@
 //!   the file's last line end.
 //! - A chunk with `*** End of File` is tried at the end of the file first.
 //! - A pure addition (no old lines) goes after its last `@@` line; without
-//!   one, at the end of the file (before a final empty line, as OpenAI's).
+//!   one, or with `*** End of File`, at the end of the file (before a final
+//!   empty line, as OpenAI's, which puts every pure addition there).
 //! - The result ends with '\n', as OpenAI's does, except that a file whose
 //!   last line had none keeps it so when that line is left as it was and
 //!   stays last.
@@ -115,7 +116,7 @@ fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>
             }
         }
         if chunk.old_lines.is_empty() {
-            let start = if !chunk.context.is_empty() {
+            let start = if !chunk.context.is_empty() && !chunk.end_of_file {
                 at
             } else if lines.last() == Some(&"") {
                 lines.len() - 1
@@ -181,7 +182,13 @@ fn not_found(
     wanted: Wanted<'_>,
     from: usize,
 ) -> NoMatch {
-    let whole = seek(lines, wanted.lines, 0, false).filter(|&found| found < from);
+    let trimmed = match wanted.lines.split_last() {
+        Some((last, rest)) if last.is_empty() => rest,
+        _ => wanted.lines,
+    };
+    let whole = seek(lines, wanted.lines, 0, false)
+        .or_else(|| seek(lines, trimmed, 0, false))
+        .filter(|&found| found < from);
     // The longest run of the first lines that is in the file below `from`
     // (a run that matches implies its shorter ones do: a binary search).
     let (mut matched, mut fails) = (0, wanted.lines.len());

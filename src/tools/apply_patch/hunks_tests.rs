@@ -89,6 +89,14 @@ fn a_pure_addition_goes_after_its_header() {
 }
 
 #[test]
+fn a_pure_addition_with_end_of_file_goes_to_the_end_even_with_a_header() {
+    assert_eq!(
+        applied("fn a() {\n}\n", "@@ fn a() {\n+// end\n*** End of File"),
+        "fn a() {\n}\n// end\n"
+    );
+}
+
+#[test]
 fn a_pure_addition_to_an_empty_file() {
     assert_eq!(applied("", "@@\n+first"), "first\n");
 }
@@ -219,6 +227,12 @@ fn overlapping_hunks_are_refused() {
 }
 
 #[test]
+fn hunks_out_of_order_are_named_even_with_a_trailing_empty_line() {
+    let e = failure("one\ntwo\nthree\n", "@@\n-three\n+3\n@@\n-one\n+1\n");
+    assert_eq!(e.before, Some(1));
+}
+
+#[test]
 fn a_diverging_line_at_the_end_of_the_file_falls_back_to_similarity() {
     let e = failure("a\nb\nsome line\n", "@@\n a\n b\n-some line\n-more text\n+x");
     // "a", "b", "some line" match at the end; "more text" has no place.
@@ -273,4 +287,12 @@ fn a_hundred_lenient_chunks_on_ten_thousand_lines_is_fast() {
     let took = started.elapsed();
     assert!(new.starts_with("said 0\n"));
     assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn a_crlf_file_with_a_bom_is_patched_as_lf_and_written_back_as_it_was() {
+    use crate::tools::apply_patch::text::{decode, encode};
+    let decoded = decode(b"\xEF\xBB\xBFone\r\ntwo\r\nthree").unwrap();
+    let new = applied(&decoded.text, "@@\n one\n-two\n+2");
+    assert_eq!(encode(decoded.form, &new), b"\xEF\xBB\xBFone\r\n2\r\nthree");
 }
