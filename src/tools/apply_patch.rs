@@ -1,4 +1,4 @@
-//! apply_patch: OpenAI's patch format, parsed, located and applied (docs/TOOLS.md, "apply_patch").
+//! apply_patch: OpenAI's patch format, parsed, located and applied.
 
 pub(crate) mod hunks;
 pub(crate) mod parse;
