@@ -22,7 +22,7 @@
 #![allow(dead_code)] // patch-tool is not using all of these yet
 
 use super::parse::{quoted, Chunk};
-use super::seek::seek;
+use super::seek::{matches_at, seek};
 
 /// A chunk that could not be located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,8 @@ pub struct NoMatch {
     /// Its 1-based line in the patch.
     pub wanted_at: usize,
     /// The file's line in its place, 1-based, and its text: the line after
-    /// the run that matched, or else the most similar line of the file.
+    /// the run that matched (where the run is in several places, the one
+    /// most like `wanted`), or else the file's line most like `wanted`.
     pub closest: Option<(usize, String)>,
     /// Where the chunk's lines are whole (1-based), when that is only above
     /// `searched_from`: the chunks are out of order or overlap.
@@ -201,12 +202,10 @@ fn not_found(
         }
     }
     let missing = &wanted.lines[matched];
-    let after_run =
-        if matched > 0 { seek(lines, &wanted.lines[..matched], from, false) } else { None };
-    let closest = match after_run.map(|start| start + matched) {
-        Some(line) if line < lines.len() => Some((line + 1, lines[line].to_string())),
-        _ => most_similar(lines, missing, from),
-    };
+    let run = &wanted.lines[..matched];
+    let everywhere = (from..lines.len()).chain(0..from.min(lines.len()));
+    let closest = after_run(lines, run, missing, from)
+        .or_else(|| most_similar(lines, missing, everywhere, LEAST_SCORE));
     NoMatch {
         hunk: index + 1,
         header: chunk.context.last().cloned(),
@@ -218,23 +217,47 @@ fn not_found(
     }
 }
 
-/// The file's line most like `wanted` (1-based, and its text): by the
-/// Sørensen–Dice coefficient of their character pairs, whitespace left out
-/// and lines cut to 256 characters (linear in their length), at least 0.5;
-/// on a tie, the first at or after `from`, then the first above it.
-fn most_similar(lines: &[&str], wanted: &str, from: usize) -> Option<(usize, String)> {
+/// How like a line must be to be named when nothing else places it.
+const LEAST_SCORE: f64 = 0.5;
+
+/// Of the places where `run` (the first old lines) matches at or after
+/// `from`, the file line after it most like `missing` (on a tie, the
+/// first). A run of only blank lines and lone brackets matches almost
+/// anywhere: the line after it counts only if it is like `missing`.
+fn after_run(
+    lines: &[&str],
+    run: &[String],
+    missing: &str,
+    from: usize,
+) -> Option<(usize, String)> {
+    if run.is_empty() {
+        return None;
+    }
+    let trivial = run.iter().all(|line| line.trim().chars().count() <= 1);
+    let last = lines.len().checked_sub(run.len() + 1)?;
+    let places = (from..=last).filter(|&at| matches_at(lines, run, at)).map(|at| at + run.len());
+    most_similar(lines, missing, places, if trivial { LEAST_SCORE } else { 0.0 })
+}
+
+/// Of the file lines `candidates` (0-based), the one most like `wanted`,
+/// 1-based and its text: by the Sørensen–Dice coefficient of their
+/// character pairs, whitespace left out and lines cut to 256 characters
+/// (linear in their length), at least `least`; on a tie, the first.
+fn most_similar(
+    lines: &[&str],
+    wanted: &str,
+    candidates: impl Iterator<Item = usize>,
+    least: f64,
+) -> Option<(usize, String)> {
     const MOST: usize = 256;
-    const LEAST_SCORE: f64 = 0.5;
     let head = |text: &str| {
         text.char_indices().nth(MOST).map_or(text, |(cut, _)| &text[..cut]).to_string()
     };
     let wanted = head(wanted);
-    let from = from.min(lines.len());
-    let order = (from..lines.len()).chain(0..from);
     let mut best: Option<(f64, usize)> = None;
-    for index in order {
+    for index in candidates {
         let score = strsim::sorensen_dice(&head(lines[index]), &wanted);
-        if score >= LEAST_SCORE && best.is_none_or(|(top, _)| score > top) {
+        if score >= least && best.is_none_or(|(top, _)| score > top) {
             best = Some((score, index));
         }
     }

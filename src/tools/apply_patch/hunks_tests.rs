@@ -154,6 +154,22 @@ fn the_first_missing_line_is_the_one_after_the_longest_matching_run() {
 }
 
 #[test]
+fn of_several_places_of_the_run_the_line_after_most_like_the_missing_one_is_named() {
+    let old = "    x = 1;\n    y = 0;\n    x = 1;\n    z = 9;\n";
+    let e = failure(old, "@@\n-    x = 1;\n-    z = 8;\n+w");
+    assert_eq!(e.wanted, "    z = 8;");
+    assert_eq!(e.closest, Some((4, "    z = 9;".to_string())));
+}
+
+#[test]
+fn a_run_of_blank_lines_places_nothing_unless_the_next_line_is_alike() {
+    let old = "a\n\nunrelated words\nfn target() {\n";
+    let e = failure(old, "@@\n \n-fn targte() {\n+x");
+    assert_eq!(e.wanted, "fn targte() {");
+    assert_eq!(e.closest, Some((4, "fn target() {".to_string())));
+}
+
+#[test]
 fn a_first_line_not_found_names_the_most_similar_line() {
     let old = "alpha\nlet total = compute(a, b);\nomega\n";
     let e = failure(old, "@@\n-let total = compute(a, c);\n+x");
