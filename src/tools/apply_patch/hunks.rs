@@ -16,6 +16,9 @@
 //! - A pure addition (no old lines) goes after its last `@@` line; without
 //!   one, or with `*** End of File`, at the end of the file (before a final
 //!   empty line, as OpenAI's, which puts every pure addition there).
+//! - A context line keeps the file's text, also when it matched on a
+//!   lenient rung (OpenAI's writes the patch's text instead, so that a
+//!   context line differing in whitespace or quotes changes the file).
 //! - The result ends with '\n', as OpenAI's does, except that a file whose
 //!   last line had none keeps it so when that line is left as it was and
 //!   stays last.
@@ -94,11 +97,13 @@ pub fn apply(old: &str, chunks: &[Chunk]) -> Result<String, NoMatch> {
     Ok(rebuild(&lines, &replacements, ends_with_newline))
 }
 
-/// Old lines `start..start + len` become `new`.
+/// Old lines `start..start + len` become `new`; a new line with an index
+/// in `unchanged` is the old line there, kept as the file has it.
 struct Replacement<'c> {
     start: usize,
     len: usize,
     new: &'c [String],
+    unchanged: &'c [Option<usize>],
 }
 
 fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>>, NoMatch> {
@@ -124,7 +129,7 @@ fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>
             } else {
                 lines.len()
             };
-            replacements.push(Replacement { start, len: 0, new: &chunk.new_lines });
+            replacements.push(Replacement { start, len: 0, new: &chunk.new_lines, unchanged: &[] });
             next = at;
             continue;
         }
@@ -142,7 +147,8 @@ fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>
             let place = Wanted { lines: &chunk.old_lines, at: &chunk.old_at };
             return Err(not_found(lines, chunk, index, place, at));
         };
-        replacements.push(Replacement { start, len: old.len(), new });
+        let unchanged = &chunk.unchanged[..new.len().min(chunk.unchanged.len())];
+        replacements.push(Replacement { start, len: old.len(), new, unchanged });
         next = start + old.len();
     }
     // Pure additions at the end come before later chunks: in place order
@@ -156,7 +162,12 @@ fn rebuild(lines: &[&str], replacements: &[Replacement<'_>], ends_with_newline: 
     let mut kept = 0;
     for r in replacements {
         out.extend_from_slice(&lines[kept..r.start]);
-        out.extend(r.new.iter().map(String::as_str));
+        out.extend(r.new.iter().enumerate().map(|(j, text)| {
+            match r.unchanged.get(j).copied().flatten() {
+                Some(i) if i < r.len => lines[r.start + i],
+                _ => text.as_str(),
+            }
+        }));
         kept = r.start + r.len;
     }
     out.extend_from_slice(&lines[kept.min(lines.len())..]);
