@@ -432,3 +432,20 @@ fn context_lines_keep_the_files_text_when_matched_leniently() {
     let old = "a \u{201C}q\u{201D}  \n  b\nc\n";
     assert_eq!(applied(old, "@@\n a \"q\"\n b\n-c\n+C"), "a \u{201C}q\u{201D}  \n  b\nC\n");
 }
+
+#[test]
+fn a_failure_on_ten_thousand_lines_is_diagnosed_fast() {
+    let old: String =
+        (0..10_000).map(|i| format!("    value_{} = compute({i});\n", i % 7)).collect();
+    let body: String = (0..20)
+        .map(|i| format!(" value_{} = compute({});\n", (9_000 + i) % 7, 9_000 + i))
+        .collect::<String>()
+        + "-missing line\n+x";
+    let chunks = chunks(&format!("@@\n{body}"));
+    let started = std::time::Instant::now();
+    let e = apply(&old, &chunks).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(e.wanted, "missing line");
+    assert_eq!(e.closest.as_ref().map(|c| c.0), Some(9_021));
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+}
