@@ -4,8 +4,11 @@
 //! entirely old or entirely new (a deleted one there whole or gone, an
 //! added one absent or whole), and nothing beside them but the writer's
 //! own temporary files (`.NAME.ikigai-tmp-XXXXXX`, which the docs name).
-//! The kill moments come from a fixed seed, printed; `IKIGAI_TEST_SEED`
-//! (else `IKIGAI_FUZZ_SEED`) replays a run.
+//! Half the kills come at a random moment of the run, the other half once
+//! the first file has been replaced (its inode changed), after a random
+//! spin: in the middle of the renames, where files may be left mixed. The
+//! moments come from a fixed seed, printed; `IKIGAI_TEST_SEED` (else
+//! `IKIGAI_FUZZ_SEED`) replays a run.
 
 use crate::common;
 use common::fuzz::{random_seed, Rng};
@@ -14,8 +17,10 @@ use common::*;
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,8 +63,9 @@ fn reset(dir: &Path) {
     fs::write(dir.join("gone.txt"), "gone\n").unwrap();
 }
 
-/// What a killed run left: every name checked, temporary files removed.
-fn check(dir: &Path, run: usize, seed: u64) -> BTreeMap<&'static str, bool> {
+/// What a killed run left: which files are new, and how many temporary
+/// files were beside them (checked, then removed).
+fn check(dir: &Path, run: usize, seed: u64) -> (BTreeMap<&'static str, bool>, usize) {
     let mut new = BTreeMap::new();
     let replay = format!("run {run}, IKIGAI_TEST_SEED={seed}");
     for name in UPDATED {
@@ -79,17 +85,19 @@ fn check(dir: &Path, run: usize, seed: u64) -> BTreeMap<&'static str, bool> {
         new.insert("added.txt", true);
     }
     let known = ["a.txt", "b.txt", "c.txt", "gone.txt", "added.txt"];
+    let mut temps = 0;
     for name in common::procs::names_in(dir) {
         if known.contains(&name.as_str()) {
             continue;
         }
+        temps += 1;
         assert!(
             known.iter().any(|k| is_tool_temp(k, &name)),
             "{name} left beside the files ({replay})"
         );
         let _ = fs::remove_file(dir.join(&name));
     }
-    new
+    (new, temps)
 }
 
 fn trial(runs: usize) {
@@ -110,15 +118,21 @@ fn trial(runs: usize) {
     let calibration = sigkill::calibrate(&mut tool(), &dir, Arc::clone(&payload));
     let answer = String::from_utf8_lossy(&calibration.out).into_owned();
     assert!(answer.contains("Success. Updated the following files:"), "{answer}");
-    assert!(check(&dir, 0, seed).values().all(|n| *n), "an uninterrupted run is all new");
+    let (new, temps) = check(&dir, 0, seed);
+    assert!(new.values().all(|n| *n) && temps == 0, "an uninterrupted run: all new, no leftover");
     let mut rng = Rng::new(seed);
     let span = calibration.length.as_micros().max(1) as u64;
-    let (mut all_old, mut all_new, mut mixed) = (0, 0, 0);
+    let (mut all_old, mut all_new, mut mixed, mut left) = (0, 0, 0, 0);
     for run in 1..=runs {
         reset(&dir);
-        let delay = Duration::from_micros(rng.below(span + span / 4));
-        sigkill::run_killed(&mut tool(), &dir, Arc::clone(&payload), Kill::After(delay));
-        let new = check(&dir, run, seed);
+        if run % 2 == 0 {
+            kill_after_first_rename(&mut tool(), &dir, &payload, rng.below(2000));
+        } else {
+            let delay = Duration::from_micros(rng.below(span + span / 4));
+            sigkill::run_killed(&mut tool(), &dir, Arc::clone(&payload), Kill::After(delay));
+        }
+        let (new, temps) = check(&dir, run, seed);
+        left += usize::from(temps > 0);
         let count = new.values().filter(|n| **n).count();
         match count {
             0 => all_old += 1,
@@ -126,7 +140,34 @@ fn trial(runs: usize) {
             _ => mixed += 1,
         }
     }
-    println!("apply_patch SIGKILL trial: all old {all_old}, all new {all_new}, mixed {mixed}");
+    println!(
+        "apply_patch SIGKILL trial: all old {all_old}, all new {all_new}, mixed {mixed}; \
+         temporary files left by {left}"
+    );
+}
+
+/// Runs the tool and kills it `spins` polls after `a.txt`, the first file
+/// the commit replaces, changed inode (or once the tool has ended).
+fn kill_after_first_rename(tool: &mut Command, dir: &Path, payload: &[u8], spins: u64) {
+    let inode = || fs::metadata(dir.join("a.txt")).map(|m| m.ino()).unwrap_or(0);
+    let before = inode();
+    let mut child = tool
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the tool");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let _ = stdin.write_all(payload);
+    drop(stdin);
+    while inode() == before && !common::procs::has_exited(&child) {
+        std::hint::spin_loop();
+    }
+    for _ in 0..spins {
+        let _ = inode();
+    }
+    common::procs::signal(&child, libc::SIGKILL);
+    let _ = child.wait();
 }
 
 #[test]

@@ -29,6 +29,12 @@
 //! exist: the same crash-safe steps, but the rename never replaces
 //! (`RENAME_NOREPLACE`), so a file that appeared meanwhile is `STALE`.
 //!
+//! `prepare` is every step short of the rename (checks, temporary file
+//! filled and flushed with the target's owner, attributes and mode), for
+//! apply_patch, which prepares every file of a patch before it puts any in
+//! place (docs/GUARANTEES.md, "apply_patch"); `write` is `prepare` and the
+//! rename.
+//!
 //! The caller holds the lock (`fs::lock`); this module only writes.
 
 use std::fs::{self, File};

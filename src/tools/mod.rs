@@ -1,5 +1,5 @@
-//! The table of the ten tools: the six of both profiles and the full
-//! profile's own (the three job tools and list_allowed_directories).
+//! The table of the tools: the six of both profiles and the full
+//! profile's own (the three job tools, list_allowed_directories, apply_patch).
 //! Everything the binary knows about a tool is its entry: its names (the
 //! schema name, the command name, and from them every spelling it answers
 //! to), its schemas, its title and the hints a host reads before a call,
@@ -436,7 +436,7 @@ mod tests {
             assert!(!(hints.read_only && hints.destructive), "{name}: read-only yet destructive");
             let expected = match *name {
                 "bash" => ANYTHING,
-                "file_write" | "file_edit" => WRITES,
+                "file_write" | "file_edit" | "apply_patch" => WRITES,
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
                 "list_allowed_directories" => READS,
                 "job_kill" => STOPS,

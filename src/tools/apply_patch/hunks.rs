@@ -14,14 +14,18 @@
 //!   the file's last line end.
 //! - A chunk with `*** End of File` is tried at the end of the file first.
 //! - A pure addition (no old lines) goes after its last `@@` line; without
-//!   one, at the end of the file (before a final empty line, as OpenAI's).
+//!   one, or with `*** End of File`, at the end of the file (before a final
+//!   empty line, as OpenAI's, which puts every pure addition there).
+//! - A context line keeps the file's text, also when it matched on a
+//!   lenient rung (OpenAI's writes the patch's text instead, so that a
+//!   context line differing in whitespace or quotes changes the file).
 //! - The result ends with '\n', as OpenAI's does, except that a file whose
 //!   last line had none keeps it so when that line is left as it was and
 //!   stays last.
 #![allow(dead_code)] // patch-tool is not using all of these yet
 
 use super::parse::{quoted, Chunk};
-use super::seek::seek;
+use super::seek::{matches_at, seek};
 
 /// A chunk that could not be located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +41,8 @@ pub struct NoMatch {
     /// Its 1-based line in the patch.
     pub wanted_at: usize,
     /// The file's line in its place, 1-based, and its text: the line after
-    /// the run that matched, or else the most similar line of the file.
+    /// the run that matched (where the run is in several places, the one
+    /// most like `wanted`), or else the file's line most like `wanted`.
     pub closest: Option<(usize, String)>,
     /// Where the chunk's lines are whole (1-based), when that is only above
     /// `searched_from`: the chunks are out of order or overlap.
@@ -92,11 +97,13 @@ pub fn apply(old: &str, chunks: &[Chunk]) -> Result<String, NoMatch> {
     Ok(rebuild(&lines, &replacements, ends_with_newline))
 }
 
-/// Old lines `start..start + len` become `new`.
+/// Old lines `start..start + len` become `new`; a new line with an index
+/// in `unchanged` is the old line there, kept as the file has it.
 struct Replacement<'c> {
     start: usize,
     len: usize,
     new: &'c [String],
+    unchanged: &'c [Option<usize>],
 }
 
 fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>>, NoMatch> {
@@ -115,14 +122,14 @@ fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>
             }
         }
         if chunk.old_lines.is_empty() {
-            let start = if !chunk.context.is_empty() {
+            let start = if !chunk.context.is_empty() && !chunk.end_of_file {
                 at
             } else if lines.last() == Some(&"") {
                 lines.len() - 1
             } else {
                 lines.len()
             };
-            replacements.push(Replacement { start, len: 0, new: &chunk.new_lines });
+            replacements.push(Replacement { start, len: 0, new: &chunk.new_lines, unchanged: &[] });
             next = at;
             continue;
         }
@@ -140,7 +147,8 @@ fn locate<'c>(lines: &[&str], chunks: &'c [Chunk]) -> Result<Vec<Replacement<'c>
             let place = Wanted { lines: &chunk.old_lines, at: &chunk.old_at };
             return Err(not_found(lines, chunk, index, place, at));
         };
-        replacements.push(Replacement { start, len: old.len(), new });
+        let unchanged = &chunk.unchanged[..new.len().min(chunk.unchanged.len())];
+        replacements.push(Replacement { start, len: old.len(), new, unchanged });
         next = start + old.len();
     }
     // Pure additions at the end come before later chunks: in place order
@@ -154,7 +162,12 @@ fn rebuild(lines: &[&str], replacements: &[Replacement<'_>], ends_with_newline: 
     let mut kept = 0;
     for r in replacements {
         out.extend_from_slice(&lines[kept..r.start]);
-        out.extend(r.new.iter().map(String::as_str));
+        out.extend(r.new.iter().enumerate().map(|(j, text)| {
+            match r.unchanged.get(j).copied().flatten() {
+                Some(i) if i < r.len => lines[r.start + i],
+                _ => text.as_str(),
+            }
+        }));
         kept = r.start + r.len;
     }
     out.extend_from_slice(&lines[kept.min(lines.len())..]);
@@ -181,7 +194,13 @@ fn not_found(
     wanted: Wanted<'_>,
     from: usize,
 ) -> NoMatch {
-    let whole = seek(lines, wanted.lines, 0, false).filter(|&found| found < from);
+    let trimmed = match wanted.lines.split_last() {
+        Some((last, rest)) if last.is_empty() => rest,
+        _ => wanted.lines,
+    };
+    let whole = seek(lines, wanted.lines, 0, false)
+        .or_else(|| seek(lines, trimmed, 0, false))
+        .filter(|&found| found < from);
     // The longest run of the first lines that is in the file below `from`
     // (a run that matches implies its shorter ones do: a binary search).
     let (mut matched, mut fails) = (0, wanted.lines.len());
@@ -194,12 +213,10 @@ fn not_found(
         }
     }
     let missing = &wanted.lines[matched];
-    let after_run =
-        if matched > 0 { seek(lines, &wanted.lines[..matched], from, false) } else { None };
-    let closest = match after_run.map(|start| start + matched) {
-        Some(line) if line < lines.len() => Some((line + 1, lines[line].to_string())),
-        _ => most_similar(lines, missing, from),
-    };
+    let run = &wanted.lines[..matched];
+    let everywhere = (from..lines.len()).chain(0..from.min(lines.len()));
+    let closest = after_run(lines, run, missing, from)
+        .or_else(|| most_similar(lines, missing, everywhere, LEAST_SCORE));
     NoMatch {
         hunk: index + 1,
         header: chunk.context.last().cloned(),
@@ -211,23 +228,47 @@ fn not_found(
     }
 }
 
-/// The file's line most like `wanted` (1-based, and its text): by the
-/// Sørensen–Dice coefficient of their character pairs, whitespace left out
-/// and lines cut to 256 characters (linear in their length), at least 0.5;
-/// on a tie, the first at or after `from`, then the first above it.
-fn most_similar(lines: &[&str], wanted: &str, from: usize) -> Option<(usize, String)> {
+/// How like a line must be to be named when nothing else places it.
+const LEAST_SCORE: f64 = 0.5;
+
+/// Of the places where `run` (the first old lines) matches at or after
+/// `from`, the file line after it most like `missing` (on a tie, the
+/// first). A run of only blank lines and lone brackets matches almost
+/// anywhere: the line after it counts only if it is like `missing`.
+fn after_run(
+    lines: &[&str],
+    run: &[String],
+    missing: &str,
+    from: usize,
+) -> Option<(usize, String)> {
+    if run.is_empty() {
+        return None;
+    }
+    let trivial = run.iter().all(|line| line.trim().chars().count() <= 1);
+    let last = lines.len().checked_sub(run.len() + 1)?;
+    let places = (from..=last).filter(|&at| matches_at(lines, run, at)).map(|at| at + run.len());
+    most_similar(lines, missing, places, if trivial { LEAST_SCORE } else { 0.0 })
+}
+
+/// Of the file lines `candidates` (0-based), the one most like `wanted`,
+/// 1-based and its text: by the Sørensen–Dice coefficient of their
+/// character pairs, whitespace left out and lines cut to 256 characters
+/// (linear in their length), at least `least`; on a tie, the first.
+fn most_similar(
+    lines: &[&str],
+    wanted: &str,
+    candidates: impl Iterator<Item = usize>,
+    least: f64,
+) -> Option<(usize, String)> {
     const MOST: usize = 256;
-    const LEAST_SCORE: f64 = 0.5;
     let head = |text: &str| {
         text.char_indices().nth(MOST).map_or(text, |(cut, _)| &text[..cut]).to_string()
     };
     let wanted = head(wanted);
-    let from = from.min(lines.len());
-    let order = (from..lines.len()).chain(0..from);
     let mut best: Option<(f64, usize)> = None;
-    for index in order {
+    for index in candidates {
         let score = strsim::sorensen_dice(&head(lines[index]), &wanted);
-        if score >= LEAST_SCORE && best.is_none_or(|(top, _)| score > top) {
+        if score >= least && best.is_none_or(|(top, _)| score > top) {
             best = Some((score, index));
         }
     }

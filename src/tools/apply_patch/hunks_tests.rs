@@ -89,6 +89,14 @@ fn a_pure_addition_goes_after_its_header() {
 }
 
 #[test]
+fn a_pure_addition_with_end_of_file_goes_to_the_end_even_with_a_header() {
+    assert_eq!(
+        applied("fn a() {\n}\n", "@@ fn a() {\n+// end\n*** End of File"),
+        "fn a() {\n}\n// end\n"
+    );
+}
+
+#[test]
 fn a_pure_addition_to_an_empty_file() {
     assert_eq!(applied("", "@@\n+first"), "first\n");
 }
@@ -143,6 +151,22 @@ fn the_first_missing_line_is_the_one_after_the_longest_matching_run() {
         e.message("src/a.rs"),
         "src/a.rs: hunk 1 (@@ fn main() {): line 5 of the patch `    let x = 1;` not found; closest line 3: `    let x = 2;`"
     );
+}
+
+#[test]
+fn of_several_places_of_the_run_the_line_after_most_like_the_missing_one_is_named() {
+    let old = "    x = 1;\n    y = 0;\n    x = 1;\n    z = 9;\n";
+    let e = failure(old, "@@\n-    x = 1;\n-    z = 8;\n+w");
+    assert_eq!(e.wanted, "    z = 8;");
+    assert_eq!(e.closest, Some((4, "    z = 9;".to_string())));
+}
+
+#[test]
+fn a_run_of_blank_lines_places_nothing_unless_the_next_line_is_alike() {
+    let old = "a\n\nunrelated words\nfn target() {\n";
+    let e = failure(old, "@@\n \n-fn targte() {\n+x");
+    assert_eq!(e.wanted, "fn targte() {");
+    assert_eq!(e.closest, Some((4, "fn target() {".to_string())));
 }
 
 #[test]
@@ -219,6 +243,12 @@ fn overlapping_hunks_are_refused() {
 }
 
 #[test]
+fn hunks_out_of_order_are_named_even_with_a_trailing_empty_line() {
+    let e = failure("one\ntwo\nthree\n", "@@\n-three\n+3\n@@\n-one\n+1\n");
+    assert_eq!(e.before, Some(1));
+}
+
+#[test]
 fn a_diverging_line_at_the_end_of_the_file_falls_back_to_similarity() {
     let e = failure("a\nb\nsome line\n", "@@\n a\n b\n-some line\n-more text\n+x");
     // "a", "b", "some line" match at the end; "more text" has no place.
@@ -273,4 +303,149 @@ fn a_hundred_lenient_chunks_on_ten_thousand_lines_is_fast() {
     let took = started.elapsed();
     assert!(new.starts_with("said 0\n"));
     assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn a_crlf_file_with_a_bom_is_patched_as_lf_and_written_back_as_it_was() {
+    use crate::tools::apply_patch::text::{decode, encode};
+    let decoded = decode(b"\xEF\xBB\xBFone\r\ntwo\r\nthree").unwrap();
+    let new = applied(&decoded.text, "@@\n one\n-two\n+2");
+    assert_eq!(encode(decoded.form, &new), b"\xEF\xBB\xBFone\r\n2\r\nthree");
+}
+
+/// A small deterministic generator (splitmix64) for the random cases.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// One random case: a file of distinct lines, a few edits in file order
+/// (each with 0–3 context lines on either side, placed by a `@@` line now
+/// and then, context sometimes padded with whitespace), the patch body and
+/// the text the edits give.
+fn random_case(random: &mut Random) -> (String, String, String) {
+    let count = 1 + random.below(40);
+    let lines: Vec<String> = (0..count)
+        .map(|i| format!("{}line {i} {}", " ".repeat(random.below(3) * 4), random.below(1000)))
+        .collect();
+    let final_newline = random.below(4) != 0;
+    let mut body = String::new();
+    let mut expected: Vec<String> = Vec::new();
+    let (mut at, mut last_end) = (0, 0);
+    while at < count {
+        let before = random.below(4).min(count - at);
+        let start = at + before;
+        let removed = random.below(4).min(count - start);
+        let after = random.below(4).min(count - start - removed);
+        if before + removed + after == 0 {
+            break;
+        }
+        let added: Vec<String> = (0..random.below(4)).map(|k| format!("new {at} {k}")).collect();
+        // A `@@` line names the line above the edit, if no edit holds it.
+        if at > last_end && random.below(3) == 0 {
+            body.push_str(&format!("@@ {}\n", lines[at - 1]));
+        } else {
+            body.push_str("@@\n");
+        }
+        let end = start + removed + after;
+        for (i, line) in lines.iter().enumerate().take(end).skip(at) {
+            if (start..start + removed).contains(&i) {
+                body.push_str(&format!("-{line}\n"));
+                if i + 1 == start + removed {
+                    added.iter().for_each(|a| body.push_str(&format!("+{a}\n")));
+                }
+                continue;
+            }
+            if i == start && removed == 0 {
+                added.iter().for_each(|a| body.push_str(&format!("+{a}\n")));
+            }
+            let padded = match random.below(5) {
+                0 => format!("{line}  "),
+                1 => line.trim_start().to_string(),
+                _ => line.clone(),
+            };
+            body.push_str(&format!(" {padded}\n"));
+            expected.push(line.clone());
+        }
+        if removed == 0 && after == 0 {
+            added.iter().for_each(|a| body.push_str(&format!("+{a}\n")));
+        }
+        // The expected text: context kept, removed lines replaced by the added.
+        let kept_after = expected.split_off(expected.len() - after);
+        expected.extend(added);
+        expected.extend(kept_after);
+        last_end = end;
+        // A gap before the next edit, so that no two share a line.
+        let gap = random.below(3);
+        expected.extend(lines[end..(end + gap).min(count)].iter().cloned());
+        at = end + gap;
+    }
+    expected.extend(lines[at.min(count)..].iter().cloned());
+    let mut old = lines.join("\n");
+    if final_newline {
+        old.push('\n');
+    }
+    let mut new = expected.join("\n");
+    // The last line ends with '\n' unless the file's had none and no edit
+    // reached it.
+    if !new.is_empty() && (final_newline || last_end == count) {
+        new.push('\n');
+    }
+    (old, body.trim_end_matches('\n').to_string(), new)
+}
+
+#[test]
+fn random_edits_apply_as_written() {
+    let seed = std::env::var("IKIGAI_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_A991_u64);
+    println!("random_edits_apply_as_written: IKIGAI_FUZZ_SEED={seed}");
+    let mut random = Random(seed);
+    for case in 0..500 {
+        let (old, body, want) = random_case(&mut random);
+        if body.is_empty() {
+            continue;
+        }
+        let got = apply(&old, &chunks(&body)).map_err(|e| e.message("f"));
+        assert_eq!(
+            got,
+            Ok(want),
+            "case {case} (IKIGAI_FUZZ_SEED={seed})\nold:\n{old}\npatch:\n{body}"
+        );
+    }
+}
+
+#[test]
+fn context_lines_keep_the_files_text_when_matched_leniently() {
+    let old = "a \u{201C}q\u{201D}  \n  b\nc\n";
+    assert_eq!(applied(old, "@@\n a \"q\"\n b\n-c\n+C"), "a \u{201C}q\u{201D}  \n  b\nC\n");
+}
+
+#[test]
+fn a_failure_on_ten_thousand_lines_is_diagnosed_fast() {
+    let old: String =
+        (0..10_000).map(|i| format!("    value_{} = compute({i});\n", i % 7)).collect();
+    let body: String = (0..20)
+        .map(|i| format!(" value_{} = compute({});\n", (9_000 + i) % 7, 9_000 + i))
+        .collect::<String>()
+        + "-missing line\n+x";
+    let chunks = chunks(&format!("@@\n{body}"));
+    let started = std::time::Instant::now();
+    let e = apply(&old, &chunks).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(e.wanted, "missing line");
+    assert_eq!(e.closest.as_ref().map(|c| c.0), Some(9_021));
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
 }

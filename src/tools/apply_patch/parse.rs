@@ -80,6 +80,10 @@ pub struct Chunk {
     pub old_at: Vec<usize>,
     /// The ' ' and '+' lines, without the marker.
     pub new_lines: Vec<String>,
+    /// For each of `new_lines`, the index in `old_lines` of the same
+    /// context line (a ' ' or empty line), `None` for a '+' line: a context
+    /// line keeps the file's own text.
+    pub unchanged: Vec<Option<usize>>,
     /// `*** End of File` closed the chunk: its old lines end the file.
     pub end_of_file: bool,
     /// 1-based line of the patch where the chunk starts (for messages).
@@ -331,6 +335,8 @@ impl<'a> Reader<'a, '_> {
             }
             if let Some(new) = new {
                 chunk.new_lines.push(new.to_string());
+                let context = old.is_some().then(|| chunk.old_lines.len() - 1);
+                chunk.unchanged.push(context);
             }
             count += 1;
             self.at += 1;

@@ -53,6 +53,7 @@ fn every_operation_parses_in_order() {
                     old_lines: strings(&["    old();"]),
                     old_at: vec![10],
                     new_lines: strings(&["    new();"]),
+                    unchanged: vec![None],
                     end_of_file: false,
                     patch_line: 9,
                 }],
@@ -74,6 +75,7 @@ fn context_lines_old_lines_and_new_lines_are_split_by_marker() {
     assert_eq!(chunks[0].old_lines, strings(&["a", "b", "d"]));
     assert_eq!(chunks[0].new_lines, strings(&["a", "c", "d"]));
     assert_eq!(chunks[0].old_at, vec![4, 5, 7]);
+    assert_eq!(chunks[0].unchanged, vec![Some(0), None, Some(2)]);
     assert!(chunks[0].context.is_empty());
     assert_eq!(chunks[0].patch_line, 3);
 }
@@ -135,6 +137,7 @@ fn an_empty_line_in_a_chunk_is_an_empty_context_line() {
     let chunks = only_chunks("*** Begin Patch\n*** Update File: f\n@@\n a\n\n-b\n*** End Patch");
     assert_eq!(chunks[0].old_lines, strings(&["a", "", "b"]));
     assert_eq!(chunks[0].new_lines, strings(&["a", ""]));
+    assert_eq!(chunks[0].unchanged, vec![Some(0), Some(1)]);
 }
 
 #[test]

@@ -31,6 +31,14 @@ pub fn seek(lines: &[&str], pattern: &[String], start: usize, eof: bool) -> Opti
     RUNGS.iter().find_map(|rung| search(lines, pattern, start..=last, *rung))
 }
 
+/// Whether `pattern` matches `lines` at `at` on some rung of the ladder:
+/// on the last, which accepts whatever the others accept.
+pub fn matches_at(lines: &[&str], pattern: &[String], at: usize) -> bool {
+    lines.get(at..at + pattern.len()).is_some_and(|here| {
+        here.iter().zip(pattern).all(|(line, wanted)| punctuation_normalised(line, wanted))
+    })
+}
+
 /// How two lines may be equal, strictest first.
 type Rung = fn(&str, &str) -> bool;
 
@@ -176,6 +184,17 @@ mod tests {
     fn a_pattern_longer_than_the_file_matches_nowhere() {
         assert_eq!(seek(&["a"], &pattern(&["a", "b"]), 0, false), None);
         assert_eq!(seek(&["a"], &pattern(&["a", "b"]), 0, true), None);
+    }
+
+    #[test]
+    fn matches_at_accepts_what_any_rung_accepts() {
+        let lines = ["a", "b  ", "  c", "\u{2014}d\u{00A0}"];
+        for (at, wanted) in [(0, "a"), (1, "b"), (2, "c"), (3, "-d")] {
+            assert!(matches_at(&lines, &pattern(&[wanted]), at), "{wanted}");
+            assert_eq!(seek(&lines, &pattern(&[wanted]), at, false), Some(at));
+        }
+        assert!(!matches_at(&lines, &pattern(&["x"]), 0));
+        assert!(!matches_at(&lines, &pattern(&["d", "e"]), 3));
     }
 
     #[test]
