@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::common::fuzz::{Length, Rng};
+use crate::common::fuzz::{seed_from_env, Length, Rng};
 use crate::common::{Env, Ran};
 
 /// The seed when `IKIGAI_TEST_SEED` is not set: fixed, so that every run
@@ -63,17 +63,7 @@ const VOCABULARY: &[&str] = &[
 ];
 
 fn seed() -> u64 {
-    match std::env::var("IKIGAI_TEST_SEED") {
-        Ok(text) => {
-            let text = text.trim();
-            let parsed = match text.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => text.parse(),
-            };
-            parsed.unwrap_or_else(|_| panic!("IKIGAI_TEST_SEED is not a number: {text:?}"))
-        }
-        Err(_) => DEFAULT_SEED,
-    }
+    seed_from_env("IKIGAI_TEST_SEED", DEFAULT_SEED)
 }
 
 /// One file of a case: its name, its lines (without endings), its ending.
@@ -404,6 +394,9 @@ fn trial(length: Length) {
     };
     println!("apply_patch differential: seed {seed:#x}, {} cases", numbers.len());
     let env = Env::new();
+    // The links first: made from several threads at once, two would collide.
+    env.link("apply_patch");
+    env.link("file_edit");
     // Most of a call's time is the writer's fsync: the cases run on a few
     // threads, each failure kept with its case number.
     let next = AtomicUsize::new(0);
