@@ -200,6 +200,16 @@ fn mode_xattr_and_acl_are_kept() {
     }
 }
 
+#[test]
+fn a_file_with_two_hard_links_is_written_in_place_for_both() {
+    let env = Env::new();
+    let f = env.write("a.txt", "a\n");
+    fs::hard_link(&f, env.path("b.txt")).unwrap();
+    patch(&env, &wrapped("*** Update File: a.txt\n@@\n-a\n+b\n"));
+    assert_eq!(env.read("b.txt"), b"b\n");
+    assert_eq!(tree(&env.work()).len(), 2);
+}
+
 fn getfacl(f: &Path) -> String {
     let out = std::process::Command::new("getfacl").arg("-c").arg(f).output().unwrap();
     String::from_utf8(out.stdout).unwrap()

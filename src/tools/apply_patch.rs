@@ -8,7 +8,7 @@
 //! `files` (every file the patch names read and locked, the operations
 //! applied in memory in order), `commit` (every new content prepared, then
 //! all put in place, undone on failure), `answer` (Codex's list and the
-//! diff).
+//! diff), `align` (what the diff shows as unchanged).
 //!
 //! Nothing is written until the whole patch is parsed, every file read
 //! and every hunk located: a failure there changes nothing. Every error
@@ -19,6 +19,7 @@ use crate::context::Context;
 use crate::error::ToolError;
 use crate::protocol::{Args, Outcome};
 
+mod align;
 mod answer;
 mod commit;
 mod files;

@@ -247,3 +247,37 @@ fn finish(done: Vec<Done>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_failed_step_undoes_the_exchanges_and_removals_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let (f, g) = (dir.path().join("f"), dir.path().join("g"));
+        fs_write(&f, b"old f");
+        fs_write(&g, b"old g");
+        let (f_path, g_path) = (f.to_str().unwrap(), g.to_str().unwrap());
+        let (tf, tg) =
+            (Target::resolve(f_path, None).unwrap(), Target::resolve(g_path, None).unwrap());
+        let temp = TempFile::create(tf.dir(), tf.name(), 0o600).unwrap();
+        temp.file().write_all(b"new f").unwrap();
+        temp.exchange(tf.name()).unwrap();
+        let aside = Aside::move_aside(tg.dir(), tg.name()).unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"new f");
+        assert!(!g.exists());
+        let done = vec![Done::Exchanged(temp, &tf), Done::Removed(aside, &tg)];
+        let failed = undo(done, ToolError::WriteFailed("h".to_owned()));
+        assert!(matches!(failed, Failed::Undone(ToolError::WriteFailed(_))));
+        assert_eq!(std::fs::read(&f).unwrap(), b"old f");
+        assert_eq!(std::fs::read(&g).unwrap(), b"old g");
+        // Nothing else left in the directory: the temporary file is gone.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    fn fs_write(path: &std::path::Path, bytes: &[u8]) {
+        std::fs::write(path, bytes).unwrap();
+    }
+}

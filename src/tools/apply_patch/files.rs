@@ -19,12 +19,12 @@ use crate::fs::lock::{self, Locked};
 use crate::fs::open::open_regular;
 use crate::fs::target::Target;
 use crate::fs::{looked_up, read};
-use crate::tools::diff::{self, Piece};
+use crate::tools::diff;
 
-use super::hunks;
 use super::parse::{FileOp, Patch};
 use super::paths::{self, FilePath};
 use super::text;
+use super::{align, hunks};
 
 /// What a path holds: before the patch, or as the operations so far left it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,7 +243,7 @@ impl<'r> Files<'r> {
             let old = bytes(&source.unwrap_or(entry).original);
             let new = bytes(&entry.current);
             let given = &entry.path.given;
-            let text = diff::unified(&old, &new, &edge_pieces(&old, &new), given);
+            let text = diff::unified(&old, &new, &align::pieces(&old, &new), given);
             let (old_name, new_name) = match (source, &entry.original, &entry.current) {
                 (Some(source), _, _) => (format!("a/{}", source.path.given), format!("b/{given}")),
                 (None, State::File(_), State::File(_)) => {
@@ -269,43 +269,4 @@ impl<'r> Files<'r> {
 /// errors.
 fn is_directory(full: &str) -> ToolError {
     ToolError::ReadFailed(full.to_owned()).because(Why::Kind(Kind::Directory))
-}
-
-/// `new` as pieces of `old`: the bytes both begin and end with are copied,
-/// the rest is new (the diff then matches the lines between).
-fn edge_pieces(old: &[u8], new: &[u8]) -> Vec<Piece> {
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let room = old.len().min(new.len()) - prefix;
-    let suffix =
-        old.iter().rev().zip(new.iter().rev()).take(room).take_while(|(a, b)| a == b).count();
-    let middle = new.len() - prefix - suffix;
-    let pieces = [
-        Piece { len: prefix, from: Some(0) },
-        Piece { len: middle, from: None },
-        Piece { len: suffix, from: Some(old.len() - suffix) },
-    ];
-    pieces.into_iter().filter(|p| p.len > 0).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn edge_pieces_cover_the_new_content() {
-        let pieces = edge_pieces(b"a\nb\nc\n", b"a\nB\nc\n");
-        assert_eq!(
-            pieces,
-            [
-                Piece { len: 2, from: Some(0) },
-                Piece { len: 1, from: None },
-                Piece { len: 3, from: Some(3) }
-            ]
-        );
-        assert_eq!(edge_pieces(b"", b"x"), [Piece { len: 1, from: None }]);
-        assert_eq!(
-            edge_pieces(b"aa", b"aaa"),
-            [Piece { len: 2, from: Some(0) }, Piece { len: 1, from: None }]
-        );
-    }
 }
