@@ -49,6 +49,10 @@ pub enum ToolError {
     NotFound,
     /// file_edit: `old_string` occurs this many times and `replace_all` is off.
     NotUnique(usize),
+    /// apply_patch: a hunk's lines are not in the file; the text names the
+    /// file, the hunk, the line that diverged and the closest one found.
+    /// (`NOT_FOUND`, as file_edit's string not found.)
+    HunkNotFound(String),
     /// file_write and file_edit (full profile): the file's content is not
     /// the version `expected_sha256` names: it changed since it was read.
     /// Nothing was written.
@@ -88,7 +92,7 @@ impl ToolError {
             ToolError::InvalidRegex(_) | ToolError::InvalidGlob(_) | ToolError::GlobTooLarge(_) => {
                 "INVALID_PATTERN"
             }
-            ToolError::NotFound => "NOT_FOUND",
+            ToolError::NotFound | ToolError::HunkNotFound(_) => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
             ToolError::Stale(_) | ToolError::Exists(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
@@ -319,7 +323,9 @@ impl fmt::Display for GlobFault {
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ToolError::InvalidJson(m) | ToolError::InvalidArg(m) => f.write_str(m),
+            ToolError::InvalidJson(m) | ToolError::InvalidArg(m) | ToolError::HunkNotFound(m) => {
+                f.write_str(m)
+            }
             ToolError::FileNotFound(p) => write!(f, "File not found: {p}"),
             ToolError::PermissionDenied(p) => write!(f, "Permission denied: {p}"),
             ToolError::OpenFailed(p) => write!(f, "Cannot open file: {p}"),

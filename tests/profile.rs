@@ -100,15 +100,6 @@ fn mcp_lists_the_full_profile_by_default_and_the_seed_one_when_asked() {
     assert_lists(&tools_list(&full).0, Profile::Full);
 }
 
-/// Every MCP host sends the tool list with every turn: the full profile's
-/// stays under 9 KiB (issue 26: with job_write, bash's tty and apply_patch).
-#[test]
-fn the_full_profile_tools_list_is_under_9_kib() {
-    let (_, size) = tools_list(&[]);
-    println!("tools/list in the full profile: {size} bytes");
-    assert!(size < 9 * 1024, "tools/list is {size} bytes");
-}
-
 #[test]
 fn mcp_refuses_a_profile_it_does_not_have_in_one_line() {
     let env = Env::new();

@@ -36,6 +36,7 @@ fn example(tool: &Tool) -> &'static str {
         "job_output" => r#"{"job_id":"0123456789abcdef0123456789abcdef","wait":10}"#,
         "job_kill" => r#"{"job_id":"0123456789abcdef0123456789abcdef"}"#,
         "job_write" => r#"{"job_id":"0123456789abcdef0123456789abcdef","input":"y"}"#,
+        "apply_patch" => r#"{"input":"*** Begin Patch","dry_run":true}"#,
         _ => "{}",
     }
 }
@@ -47,6 +48,10 @@ fn example_note(tool: &Tool) -> &'static str {
         "job_output" | "job_kill" | "job_write" => {
             "\n  # the job_id is one that bash's run_in_background answered or job_list shows; \
              this one answers JOB_NOT_FOUND"
+        }
+        "apply_patch" => {
+            "\n  # a patch is lines, joined by newlines in the JSON string (*** Begin Patch, its \
+             files, *** End Patch); this one has one line and answers INVALID_ARG"
         }
         _ => "",
     }

@@ -17,7 +17,9 @@ use serde_json::Value;
 use super::report::{print, print_command_error, print_error, unknown_tool};
 use super::ExitCode;
 use crate::host::discover::{self, Discovery, Source};
-use crate::host::{call, check, translate, validate, Envelope, Provider, Registry, CALL_TIMEOUT};
+use crate::host::{
+    call, check, freeform, translate_for, validate, Envelope, Provider, Registry, CALL_TIMEOUT,
+};
 use crate::profile::{Profile, PROFILE_VAR};
 
 const CATALOG: &str = "catalog";
@@ -242,6 +244,11 @@ fn catalog_command() -> Command {
                 .default_value(Provider::Ikigai.name())
                 .help("The request format"),
         )
+        .arg(Arg::new("model").long("model").value_name("MODEL").help(
+            "The model the request goes to: with --provider openai, a GPT-5 or Codex \
+                     model (gpt-5*, *codex*) gets apply_patch as the freeform tool with its \
+                     grammar that it is trained on; any other, or none, the JSON form",
+        ))
         .arg(default_dirs_arg())
         .arg(
             Arg::new("DIR")
@@ -283,6 +290,10 @@ fn call_command() -> Command {
         .arg(dir_option())
         .arg(default_dirs_arg())
         .arg(Arg::new("NAME").required(true).help("The tool's name"))
+        .arg(Arg::new("freeform").long("freeform").action(ArgAction::SetTrue).help(
+            "ARGS (or stdin) is the raw text a model sent to a freeform (custom) tool, \
+                     such as apply_patch's patch: it is passed as {\"input\": TEXT}",
+        ))
         .arg(
             Arg::new("ARGS")
                 .allow_hyphen_values(true)
@@ -376,9 +387,10 @@ fn run_catalog(m: &ArgMatches) -> ExitCode {
         .get_one::<String>("provider")
         .and_then(|p| p.parse::<Provider>().ok())
         .unwrap_or(Provider::Ikigai);
+    let model = m.get_one::<String>("model").map(String::as_str);
     let (sources, given) = sources(m, "DIR");
     let (registry, clean) = discover_and_report(&sources, &given);
-    print_json_pretty(&translate(&registry, provider));
+    print_json_pretty(&translate_for(&registry, provider, model));
     ExitCode::success_if(clean)
 }
 
@@ -423,17 +435,10 @@ fn run_call(m: &ArgMatches) -> ExitCode {
             buf
         }
     };
-    match serde_json::from_slice::<Value>(&args) {
-        Ok(Value::Object(_)) => {}
-        Ok(other) => {
-            let kind = validate::kind(&other);
-            print_command_error(CALL, format!("ARGS must be a JSON object, not {kind}"));
-            return ExitCode::UsageError;
-        }
-        Err(e) => {
-            print_command_error(CALL, format!("ARGS must be a JSON object: {e}"));
-            return ExitCode::UsageError;
-        }
+    let freeform = m.get_flag("freeform");
+    if let Err(message) = check_args(&args, freeform) {
+        print_command_error(CALL, message);
+        return ExitCode::UsageError;
     }
     let (sources, given) = sources(m, "dir");
     let registry = if sources == [Source::BuiltIn] {
@@ -442,6 +447,22 @@ fn run_call(m: &ArgMatches) -> ExitCode {
         discover_and_report(&sources, &given).0
     };
     let envelope = match registry.find(&name) {
+        Some(tool) if freeform => {
+            if !freeform::takes_input(&tool.schema) {
+                print_command_error(
+                    CALL,
+                    format!(
+                        "--freeform: {} takes no string `{}` to put the text in; send its JSON \
+                         arguments without --freeform",
+                        tool.name(),
+                        freeform::INPUT_PARAM
+                    ),
+                );
+                return ExitCode::UsageError;
+            }
+            let text = String::from_utf8_lossy(&args);
+            call(tool, freeform::wrap_input(&text).to_string().as_bytes(), timeout)
+        }
         Some(tool) => call(tool, &args, timeout),
         None => {
             unknown(&registry, &name);
@@ -450,6 +471,22 @@ fn run_call(m: &ArgMatches) -> ExitCode {
     };
     print(&envelope.to_json().to_string());
     ExitCode::success_if(envelope.is_success())
+}
+
+/// Whether `call` may pass on `args`: a JSON object, or with `--freeform`
+/// any UTF-8 text (what a model sends to a custom tool).
+fn check_args(args: &[u8], freeform: bool) -> Result<(), String> {
+    if freeform {
+        return match std::str::from_utf8(args) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("with --freeform, ARGS must be UTF-8 text: {e}")),
+        };
+    }
+    match serde_json::from_slice::<Value>(args) {
+        Ok(Value::Object(_)) => Ok(()),
+        Ok(other) => Err(format!("ARGS must be a JSON object, not {}", validate::kind(&other))),
+        Err(e) => Err(format!("ARGS must be a JSON object: {e}")),
+    }
 }
 
 fn run_list(m: &ArgMatches) -> ExitCode {

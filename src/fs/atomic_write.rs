@@ -29,6 +29,12 @@
 //! exist: the same crash-safe steps, but the rename never replaces
 //! (`RENAME_NOREPLACE`), so a file that appeared meanwhile is `STALE`.
 //!
+//! `prepare` is every step short of the rename (checks, temporary file
+//! filled and flushed with the target's owner, attributes and mode), for
+//! apply_patch, which prepares every file of a patch before it puts any in
+//! place (docs/GUARANTEES.md, "apply_patch"); `write` is `prepare` and the
+//! rename.
+//!
 //! The caller holds the lock (`fs::lock`); this module only writes.
 
 use std::fs::{self, File};
@@ -68,17 +74,68 @@ impl Content for [u8] {
 
 /// Writes `content` to `target` (resolved from `path`, as the caller gave
 /// it; error messages name it so) crash-safely, or in place where a rename
-/// would be wrong.
+/// would be wrong: `prepare`, then the one rename (`Prepared::Temp`).
 pub fn write<C: Content + ?Sized>(
     target: &Target,
     path: &str,
     content: &C,
 ) -> Result<(), ToolError> {
+    match prepare(target, path, content, None)? {
+        Prepared::Temp { temp, existing } => match temp.rename_over(target.name()) {
+            Ok(()) => {
+                flush_dir(target);
+                Ok(())
+            }
+            // The directory refuses the rename (sticky, a bind-mounted
+            // file) while the file itself is writable: write it in place.
+            Err(e) if rename_refused(&e) && existing.is_some() => match existing {
+                Some(meta) => write_in_place(target, content, &meta, path),
+                None => Err(ToolError::from_io(&e, path, ToolError::WriteFailed)),
+            },
+            Err(e) => Err(ToolError::from_io(&e, path, ToolError::WriteFailed)),
+        },
+        Prepared::InPlace(meta) => write_in_place(target, content, &meta, path),
+        Prepared::CreateInPlace => create_in_place(target, content)
+            .map_err(|e| new_file_error(e, path, Replacing::Anything)),
+    }
+}
+
+/// A file's new content made ready by `prepare`, nothing of the target
+/// changed yet.
+pub enum Prepared<'t> {
+    /// Written and flushed to a temporary file beside the target, with its
+    /// owner, attributes and mode (`existing`: the target's metadata, `None`
+    /// for a new file); a rename (or exchange) puts it in place.
+    Temp { temp: TempFile<'t>, existing: Option<Stat> },
+    /// To be written over the file itself (see the module comment): its
+    /// metadata.
+    InPlace(Stat),
+    /// A new file in an append-only directory, to be created directly.
+    CreateInPlace,
+}
+
+/// Everything of a crash-safe write short of putting the content in place:
+/// the checks of the target and, where it will be renamed, the temporary
+/// file filled and flushed. `like` gives the owner, attributes and mode
+/// a new file takes from another (a file moved: apply_patch's Move to);
+/// else they are the target's own, when it exists.
+pub fn prepare<'t, C: Content + ?Sized>(
+    target: &'t Target,
+    path: &str,
+    content: &C,
+    like: Option<(&Target, &Stat)>,
+) -> Result<Prepared<'t>, ToolError> {
     let open_failed = |e: &io::Error| ToolError::from_io(e, path, ToolError::OpenFailed);
     let meta = match target.stat() {
         Ok(meta) => meta,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            return write_new(target, path, content, Replacing::Anything);
+            if is_append_only(target.dir()) {
+                return Ok(Prepared::CreateInPlace);
+            }
+            return match fill(target, content, like) {
+                Ok(temp) => Ok(Prepared::Temp { temp, existing: None }),
+                Err(e) => Err(new_file_error(e, path, Replacing::Anything)),
+            };
         }
         Err(e) => return Err(open_failed(&e)),
     };
@@ -86,31 +143,57 @@ pub fn write<C: Content + ?Sized>(
     // A directory cannot be written; a FIFO or a socket would make the
     // write wait for a reader that may never come. (A symbolic link comes
     // here only when confined and planted since the target was resolved:
-    // the in-place open below refuses it, never following it.)
+    // the in-place open refuses it, never following it.)
     if matches!(kind, FileType::Directory | FileType::Fifo | FileType::Socket) {
         let why = Why::Kind(Kind::of_mode(meta.st_mode));
         return Err(ToolError::OpenFailed(path.to_owned()).because(why));
     }
-    // The rename below would replace a file we may not write (a read-only
-    // file in a writable directory): refuse, as opening it would.
+    // The rename would replace a file we may not write (a read-only file
+    // in a writable directory): refuse, as opening it would.
     target.check_writable().map_err(|e| open_failed(&e))?;
     if kind != FileType::RegularFile || meta.st_nlink > 1 || is_append_only(target.dir()) {
-        return write_in_place(target, content, &meta, path);
+        return Ok(Prepared::InPlace(meta));
     }
-    match replace(target, content, Some(&meta), Replacing::Anything) {
-        Ok(()) => Ok(()),
-        // The directory refuses a new entry or the rename (not writable,
-        // sticky, read-only mount, a bind-mounted file) while the file
-        // itself is writable: write it in place.
-        Err(Failure::Create(e) | Failure::Rename(e)) if rename_refused(&e) => {
-            write_in_place(target, content, &meta, path)
-        }
+    match fill(target, content, Some(like.unwrap_or((target, &meta)))) {
+        Ok(temp) => Ok(Prepared::Temp { temp, existing: Some(meta) }),
+        // The directory refuses a new entry (not writable, read-only
+        // mount) while the file itself is writable: write it in place.
+        Err(Failure::Create(e)) if rename_refused(&e) => Ok(Prepared::InPlace(meta)),
         // Somebody else's file we may write: a new file would be ours, so
         // write theirs in place (as Emacs and Vim do) and it stays theirs.
         // Likewise a file whose attributes or mode a new file cannot get.
-        Err(Failure::Owner | Failure::Attributes) => write_in_place(target, content, &meta, path),
+        Err(Failure::Owner | Failure::Attributes) => Ok(Prepared::InPlace(meta)),
         Err(other) => Err(other.into_tool_error(path)),
     }
+}
+
+/// Writes `content` over the existing file `target` itself, `meta` its
+/// metadata (`Prepared::InPlace`): not crash-safe, the way for files a
+/// rename would be wrong for.
+pub fn overwrite<C: Content + ?Sized>(
+    target: &Target,
+    path: &str,
+    content: &C,
+    meta: &Stat,
+) -> Result<(), ToolError> {
+    write_in_place(target, content, meta, path)
+}
+
+/// Creates the new file `target` with `content` directly
+/// (`Prepared::CreateInPlace`), never replacing one.
+pub fn create_directly<C: Content + ?Sized>(
+    target: &Target,
+    path: &str,
+    content: &C,
+) -> Result<(), ToolError> {
+    create_in_place(target, content).map_err(|e| new_file_error(e, path, Replacing::Nothing))
+}
+
+/// Flushes the target's directory, which makes a rename in it durable.
+/// Some file systems cannot sync a directory, and a directory held as
+/// O_PATH cannot be; the file is written anyway.
+pub fn flush_dir(target: &Target) {
+    let _ = rustix::fs::fsync(target.dir());
 }
 
 /// Writes `content` to `target`, which must not exist (file_write's
@@ -152,7 +235,14 @@ fn write_new<C: Content + ?Sized>(
     } else {
         replace(target, content, None, replacing)
     };
-    created.map_err(|err| match err {
+    created.map_err(|err| new_file_error(err, path, replacing))
+}
+
+/// The error of a new file's creation: a missing directory is
+/// OPEN_FAILED saying so, a name taken meanwhile `Exists` when nothing may
+/// be replaced.
+fn new_file_error(err: Failure, path: &str, replacing: Replacing) -> ToolError {
+    match err {
         Failure::Create(e) if e.raw_os_error() == Some(libc::ENOENT) => {
             ToolError::OpenFailed(path.to_owned()).because(missing_directory(path))
         }
@@ -163,7 +253,7 @@ fn write_new<C: Content + ?Sized>(
             ToolError::Exists(path.to_owned())
         }
         other => other.into_tool_error(path),
-    })
+    }
 }
 
 /// Why a crash-safe replacement failed.
@@ -208,38 +298,48 @@ fn replace<C: Content + ?Sized>(
     existing: Option<&Stat>,
     replacing: Replacing,
 ) -> Result<(), Failure> {
-    // A new file gets 0666 less the umask (and its directory's default
-    // ACL), as open() gives them. An existing file's mode comes last; until
-    // then only we may read the temporary file.
-    let create_mode = if existing.is_some() { 0o600 } else { 0o666 };
-    let temp =
-        TempFile::create(target.dir(), target.name(), create_mode).map_err(Failure::Create)?;
-    let file = temp.file();
-    if let Some(meta) = existing {
-        if !keep_owner(file, meta).map_err(Failure::Write)? {
-            return Err(Failure::Owner);
-        }
-        target
-            .with_attribute_path(meta, |from| xattrs::copy(from, file))
-            .map_err(|_| Failure::Attributes)?;
-    }
-    write_all(file, content).map_err(Failure::Write)?;
-    if let Some(meta) = existing {
-        // After the owner (chown clears set-id bits) and after the last
-        // write (a write by anyone but root clears them too).
-        keep_mode(file, meta)?;
-    }
-    file.sync_all().map_err(Failure::Write)?;
+    let temp = fill(target, content, existing.map(|meta| (target, meta)))?;
     match replacing {
         Replacing::Anything => temp.rename_over(target.name()),
         Replacing::Nothing => temp.rename_new(target.name()),
     }
     .map_err(Failure::Rename)?;
     // The rename itself is durable only once the directory is flushed.
-    // Some file systems cannot sync a directory, and a directory held as
-    // O_PATH cannot be; the file is written anyway.
-    let _ = rustix::fs::fsync(target.dir());
+    flush_dir(target);
     Ok(())
+}
+
+/// The temporary file beside `target` holding `content`, flushed to disk,
+/// with the owner, extended attributes and mode of `like` (a file and its
+/// metadata) when given.
+fn fill<'t, C: Content + ?Sized>(
+    target: &'t Target,
+    content: &C,
+    like: Option<(&Target, &Stat)>,
+) -> Result<TempFile<'t>, Failure> {
+    // A new file gets 0666 less the umask (and its directory's default
+    // ACL), as open() gives them. An existing file's mode comes last; until
+    // then only we may read the temporary file.
+    let create_mode = if like.is_some() { 0o600 } else { 0o666 };
+    let temp =
+        TempFile::create(target.dir(), target.name(), create_mode).map_err(Failure::Create)?;
+    let file = temp.file();
+    if let Some((source, meta)) = like {
+        if !keep_owner(file, meta).map_err(Failure::Write)? {
+            return Err(Failure::Owner);
+        }
+        source
+            .with_attribute_path(meta, |from| xattrs::copy(from, file))
+            .map_err(|_| Failure::Attributes)?;
+    }
+    write_all(file, content).map_err(Failure::Write)?;
+    if let Some((_, meta)) = like {
+        // After the owner (chown clears set-id bits) and after the last
+        // write (a write by anyone but root clears them too).
+        keep_mode(file, meta)?;
+    }
+    file.sync_all().map_err(Failure::Write)?;
+    Ok(temp)
 }
 
 /// Gives the temporary file the target's permission bits, and checks that

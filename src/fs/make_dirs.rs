@@ -20,12 +20,12 @@ use crate::error::ToolError;
 use crate::fs::target::missing_directory;
 
 /// Makes the missing directories of the parent of `path` (as the model gave
-/// it). Errors name `path`: a refusal is `PERMISSION_DENIED` (outside the
-/// roots), any other failure `OPEN_FAILED` with why, as the write's own
-/// would be.
-pub fn parents(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
+/// it), and answers those it made, deepest last. Errors name `path`: a
+/// refusal is `PERMISSION_DENIED` (outside the roots), any other failure
+/// `OPEN_FAILED` with why, as the write's own would be.
+pub fn parents(path: &str, roots: Option<&Roots>) -> Result<Vec<PathBuf>, ToolError> {
     let dirs = directories(path);
-    let mkdir = |dir: &Path| -> Result<(), ConfineError> {
+    let mkdir = |dir: &Path| -> Result<bool, ConfineError> {
         let made = match roots {
             None => std::fs::DirBuilder::new().mode(0o777).create(dir),
             Some(roots) => {
@@ -35,8 +35,9 @@ pub fn parents(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
             }
         };
         match made {
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
-            other => other.map_err(ConfineError::Io),
+            Ok(()) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(false),
+            Err(e) => Err(ConfineError::Io(e)),
         }
     };
     let failed = |e: ConfineError| match e {
@@ -55,17 +56,45 @@ pub fn parents(path: &str, roots: Option<&Roots>) -> Result<(), ToolError> {
     };
     // The deepest directory that exists or could be made.
     let mut first = dirs.len();
+    let mut made = Vec::new();
     while first > 0 {
         match mkdir(&dirs[first - 1]) {
-            Ok(()) => break,
+            Ok(true) => {
+                made.push(dirs[first - 1].clone());
+                break;
+            }
+            Ok(false) => break,
             Err(ConfineError::Io(e)) if e.raw_os_error() == Some(libc::ENOENT) => first -= 1,
             Err(e) => return Err(failed(e)),
         }
     }
     for dir in dirs.iter().skip(first) {
-        mkdir(dir).map_err(failed)?;
+        if mkdir(dir).map_err(failed)? {
+            made.push(dir.clone());
+        }
     }
-    Ok(())
+    Ok(made)
+}
+
+/// Removes directories `parents` made (apply_patch undoing a patch that
+/// failed), deepest first, each only if still empty; beneath the roots
+/// when confined. What cannot be removed stays.
+pub fn remove_made(made: &[PathBuf], roots: Option<&Roots>) {
+    for dir in made.iter().rev() {
+        let Some(dir) = dir.to_str() else { continue };
+        let _ = match roots {
+            None => std::fs::remove_dir(dir),
+            Some(roots) => match roots.open_parent(dir) {
+                Ok(parent) => rustix::fs::unlinkat(
+                    &parent.dir,
+                    parent.name.as_os_str(),
+                    rustix::fs::AtFlags::REMOVEDIR,
+                )
+                .map_err(io::Error::from),
+                Err(_) => continue,
+            },
+        };
+    }
 }
 
 /// The directories leading to the parent of `path`, each a path, deepest

@@ -23,13 +23,18 @@ use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Sigmas
 /// The signals by which a host tells the tool to stop.
 pub const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
-/// The temporary file to remove if the tool is stopped: its name, a C
-/// string leaked while registered (null when there is none), in the
-/// directory `TEMP_DIR` holds open (a descriptor: the name is never
-/// resolved from a path again, so a confined write stays beneath its root
-/// even here).
-static TEMP_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-static TEMP_DIR: AtomicI32 = AtomicI32::new(libc::AT_FDCWD);
+/// The temporary files to remove if the tool is stopped, one a slot: a
+/// name, a C string leaked while registered (null when the slot is free),
+/// in the directory the slot's `TEMP_DIRS` entry holds open (a descriptor:
+/// the name is never resolved from a path again, so a confined write stays
+/// beneath its root even here). Several at once for apply_patch, which
+/// prepares every file of a patch before putting any in place.
+static TEMP_PATHS: [AtomicPtr<libc::c_char>; SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+static TEMP_DIRS: [AtomicI32; SLOTS] = [const { AtomicI32::new(libc::AT_FDCWD) }; SLOTS];
+/// Temporary files registered at once; one more is not removed by a stop
+/// signal (docs/GUARANTEES.md says what a stop can leave).
+const SLOTS: usize = 64;
 
 /// Sets the dispositions described above, for the whole process.
 pub fn install() {
@@ -55,26 +60,32 @@ pub fn install() {
 pub fn remove_on_signal(dir: RawFd, name: &OsStr) -> Registration {
     let Ok(c_name) = CString::new(name.as_bytes()) else {
         // A name with a NUL byte names no file: nothing to remove.
-        return Registration(());
+        return Registration(None);
     };
     let new = c_name.into_raw();
-    let old = blocked(|| {
+    let slot = blocked(|| {
         // The handler cannot run in between: the stop signals are held.
-        TEMP_DIR.store(dir, Ordering::SeqCst);
-        TEMP_PATH.swap(new, Ordering::SeqCst)
+        let slot = TEMP_PATHS.iter().position(|p| p.load(Ordering::SeqCst).is_null())?;
+        TEMP_DIRS[slot].store(dir, Ordering::SeqCst);
+        TEMP_PATHS[slot].store(new, Ordering::SeqCst);
+        Some(slot)
     });
-    free(old);
-    Registration(())
+    if slot.is_none() {
+        free(new);
+    }
+    Registration(slot)
 }
 
 /// Unregisters the temporary file when dropped.
 #[must_use]
-pub struct Registration(());
+pub struct Registration(Option<usize>);
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let old = blocked(|| TEMP_PATH.swap(std::ptr::null_mut(), Ordering::SeqCst));
-        free(old);
+        if let Some(slot) = self.0 {
+            let old = blocked(|| TEMP_PATHS[slot].swap(std::ptr::null_mut(), Ordering::SeqCst));
+            free(old);
+        }
     }
 }
 
@@ -101,7 +112,7 @@ fn stop_signals() -> SigSet {
 
 fn free(ptr: *mut libc::c_char) {
     if !ptr.is_null() {
-        // SAFETY: every non-null pointer stored in TEMP_PATH came from
+        // SAFETY: every non-null pointer stored in TEMP_PATHS came from
         // `CString::into_raw`, and the swap that took it out gave it to us
         // alone.
         drop(unsafe { CString::from_raw(ptr) });
@@ -109,18 +120,23 @@ fn free(ptr: *mut libc::c_char) {
 }
 
 extern "C" fn remove_temp_and_die(sig: libc::c_int) {
-    let path = TEMP_PATH.load(Ordering::SeqCst);
-    let dir = TEMP_DIR.load(Ordering::SeqCst);
-    // SAFETY: async-signal-safe calls (unlinkat is one, as unlink); `path`,
-    // when not null, is a C string that stays allocated while registered,
-    // and it is unregistered (and freed) only with these signals blocked,
-    // so never under this handler.
-    unsafe {
-        if !path.is_null() {
-            libc::unlinkat(dir, path, 0);
+    for (path, dir) in TEMP_PATHS.iter().zip(&TEMP_DIRS) {
+        let path = path.load(Ordering::SeqCst);
+        let dir = dir.load(Ordering::SeqCst);
+        // SAFETY: an async-signal-safe call (unlinkat is one, as unlink);
+        // `path`, when not null, is a C string that stays allocated while
+        // registered, and it is unregistered (and freed) only with these
+        // signals blocked, so never under this handler.
+        unsafe {
+            if !path.is_null() {
+                libc::unlinkat(dir, path, 0);
+            }
         }
-        // The default disposition, and the signal again: it is blocked while
-        // its handler runs, so it ends the process as soon as we return.
+    }
+    // SAFETY: async-signal-safe calls. The default disposition, and the
+    // signal again: it is blocked while its handler runs, so it ends the
+    // process as soon as we return.
+    unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
     }

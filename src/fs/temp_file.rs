@@ -119,6 +119,62 @@ impl TempFile<'_> {
     }
 }
 
+impl TempFile<'_> {
+    /// Exchanges the file with `target` in the same directory
+    /// (`RENAME_EXCHANGE`, one atomic step): `target` then holds the new
+    /// content and the temporary name the old file, which stays this
+    /// value's to remove when dropped, or to exchange back by calling this
+    /// again (apply_patch's undo). EINVAL where the file system cannot.
+    pub fn exchange(&self, target: &OsStr) -> io::Result<()> {
+        renameat_with(self.dir, &self.name, self.dir, target, RenameFlags::EXCHANGE)?;
+        Ok(())
+    }
+}
+
+/// A file moved aside to a temporary name in its own directory (a name as
+/// `TempFile` makes them), to be put back or removed: apply_patch's Delete
+/// and the old name of a Move, undone by `put_back`.
+pub struct Aside<'d> {
+    dir: BorrowedFd<'d>,
+    name: OsString,
+    original: OsString,
+}
+
+impl<'d> Aside<'d> {
+    /// Renames `name` in `dir` to a new temporary name (never replacing
+    /// anything there).
+    pub fn move_aside(dir: BorrowedFd<'d>, name: &OsStr) -> io::Result<Aside<'d>> {
+        let prefix = prefix(name);
+        let mut random = RandomState::new().build_hasher();
+        for _ in 0..TRIES {
+            let temp = with_random(&prefix, &mut random);
+            match renameat_with(dir, name, dir, &temp, RenameFlags::NOREPLACE) {
+                Ok(()) => return Ok(Aside { dir, name: temp, original: name.to_os_string() }),
+                Err(Errno::EXIST) => continue,
+                // No RENAME_NOREPLACE here: the random name is free.
+                Err(Errno::INVAL | Errno::NOSYS) => {
+                    renameat(dir, name, dir, &temp)?;
+                    return Ok(Aside { dir, name: temp, original: name.to_os_string() });
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::from_raw_os_error(libc::EEXIST))
+    }
+
+    /// Renames the file back to the name it had.
+    pub fn put_back(self) -> io::Result<()> {
+        renameat(self.dir, &self.name, self.dir, &self.original)?;
+        Ok(())
+    }
+
+    /// Removes the file (what a failure leaves is a temporary name, which
+    /// docs/GUARANTEES.md describes).
+    pub fn remove(self) {
+        let _ = unlinkat(self.dir, &self.name, AtFlags::empty());
+    }
+}
+
 impl Drop for TempFile<'_> {
     fn drop(&mut self) {
         // Still registered: not renamed, so ours to remove (then the

@@ -9,7 +9,9 @@
 //!   six rules of docs/SPEC.md's schema format ([`validate()`]) and build a [`Registry`]; a later
 //!   source overrides an earlier one by schema name.
 //! - [`translate`](mod@translate): the registry as the `tools` array of a provider's
-//!   request ([`Provider`]: ikigai, openai, anthropic, google).
+//!   request ([`Provider`]: ikigai, openai, anthropic, google); with
+//!   [`translate_for`] and a GPT-5 model, apply_patch as the freeform
+//!   custom tool of [`freeform`](mod@freeform).
 //! - [`call()`]: run one tool as a host does (arguments on stdin, stdout and
 //!   stderr captured, a time limit after which the tool's whole process group
 //!   is killed) and wrap the outcome in the envelope of docs/SPEC.md, "Calls and the envelope"
@@ -36,6 +38,7 @@
 pub mod call;
 pub mod check;
 pub mod discover;
+pub mod freeform;
 pub mod registry;
 pub mod translate;
 pub mod validate;
@@ -46,5 +49,5 @@ pub use discover::{
     default_sources, discover, Discovery, Rejected, Rejection, Source, SCHEMA_TIMEOUT,
 };
 pub use registry::{Origin, RegisteredTool, Registry};
-pub use translate::{translate, Provider};
+pub use translate::{translate, translate_for, Provider};
 pub use validate::{validate, Rule, Schema, Violation};

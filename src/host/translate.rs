@@ -2,12 +2,16 @@
 //! copies `name`, `description` and `parameters` as the tool gave them
 //! (keys in its order); nothing is added (no `strict`, no
 //! `additionalProperties`), so the model sees exactly what the tool says.
+//! One exception, asked for by naming the model: apply_patch for a GPT-5
+//! model on OpenAI, offered as the custom tool it is trained on
+//! ([`super::freeform`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde_json::{json, Value};
 
+use super::freeform;
 use super::registry::Registry;
 use super::validate::Schema;
 
@@ -58,8 +62,23 @@ impl FromStr for Provider {
 /// to the provider carries. For Google that array holds one object with
 /// every declaration; with no tools it is empty for every provider.
 pub fn translate(registry: &Registry, provider: Provider) -> Value {
+    translate_for(registry, provider, None)
+}
+
+/// As [`translate`], for a request to `model`: on OpenAI, a model trained
+/// on apply_patch ([`freeform::offers_freeform`]) gets that tool as a
+/// freeform custom tool with its grammar, the others its JSON form.
+pub fn translate_for(registry: &Registry, provider: Provider, model: Option<&str>) -> Value {
     let schemas = registry.tools().iter().map(|t| &t.schema);
     match provider {
+        Provider::OpenAi if freeform::offers_freeform(model) => Value::Array(
+            schemas
+                .map(|s| match freeform::can_be_freeform(s) {
+                    true => freeform::custom_tool(),
+                    false => tool(s, provider),
+                })
+                .collect(),
+        ),
         Provider::Google => {
             let declarations: Vec<Value> = schemas.map(declaration).collect();
             if declarations.is_empty() {

@@ -42,10 +42,10 @@ use crate::fs::{basename, lock, looked_up, read};
 use crate::json::{self, Field};
 use crate::limit::Bounded;
 use crate::protocol::{Answer, Args, Outcome};
+use crate::tools::diff;
 use edits::Edit;
 
-mod diff;
-mod edits;
+pub(super) mod edits;
 mod hints;
 
 /// A call's arguments, every parameter of the full schema read and

@@ -1,5 +1,5 @@
-//! The table of the eleven tools: the six of both profiles and the full
-//! profile's own (the four job tools and list_allowed_directories).
+//! The table of the twelve tools: the six of both profiles and the full
+//! profile's own (the four job tools, list_allowed_directories, apply_patch).
 //! Everything the binary knows about a tool is its entry: its names (the
 //! schema name, the command name, and from them every spelling it answers
 //! to), its schemas, its title and the hints a host reads before a call,
@@ -12,7 +12,9 @@ use crate::context::Context;
 use crate::profile::Profile;
 use crate::protocol::{Args, Outcome};
 
+mod apply_patch;
 mod bash;
+mod diff;
 mod file_edit;
 mod file_read;
 mod file_write;
@@ -162,10 +164,10 @@ pub static TOOLS: [Tool; 6] = [
 ];
 
 /// The full profile's own tools, after the six: the job tools
-/// (docs/TOOLS.md, "Jobs") and list_allowed_directories (docs/CONFINEMENT.md,
-/// "What a confined call is told"). Their seed schema is their full one; no seed
-/// lists them.
-pub static FULL_ONLY: [Tool; 5] = [
+/// (docs/TOOLS.md, "Jobs"), list_allowed_directories (docs/CONFINEMENT.md,
+/// "What a confined call is told") and apply_patch (docs/TOOLS.md,
+/// "apply_patch"). Their seed schema is their full one; no seed lists them.
+pub static FULL_ONLY: [Tool; 6] = [
     Tool {
         name: "job_output",
         command: "job-output",
@@ -226,6 +228,18 @@ pub static FULL_ONLY: [Tool; 5] = [
         hints: READS,
         full_fields: &[],
         run: list_allowed_directories::run,
+    },
+    Tool {
+        name: "apply_patch",
+        command: "apply-patch",
+        schemas: Schemas {
+            seed: include_str!("apply_patch.full.schema.json"),
+            full: include_str!("apply_patch.full.schema.json"),
+        },
+        title: "Apply a patch",
+        hints: WRITES,
+        full_fields: &[],
+        run: apply_patch::run,
     },
 ];
 
@@ -436,7 +450,7 @@ mod tests {
             assert!(!(hints.read_only && hints.destructive), "{name}: read-only yet destructive");
             let expected = match *name {
                 "bash" | "job_write" => ANYTHING,
-                "file_write" | "file_edit" => WRITES,
+                "file_write" | "file_edit" | "apply_patch" => WRITES,
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
                 "list_allowed_directories" => READS,
                 "job_kill" => STOPS,

@@ -77,16 +77,21 @@ pub fn random_seed() -> u64 {
 }
 
 fn read_random_seed() -> u64 {
-    match std::env::var("IKIGAI_FUZZ_SEED") {
+    seed_from_env("IKIGAI_FUZZ_SEED", DEFAULT_RANDOM_SEED)
+}
+
+/// A random seed from `var` (decimal or 0x-hex), else `default`.
+pub fn seed_from_env(var: &str, default: u64) -> u64 {
+    match std::env::var(var) {
         Ok(text) => {
             let text = text.trim();
             let parsed = match text.strip_prefix("0x") {
                 Some(hex) => u64::from_str_radix(hex, 16),
                 None => text.parse(),
             };
-            parsed.unwrap_or_else(|_| panic!("IKIGAI_FUZZ_SEED is not a number: {text:?}"))
+            parsed.unwrap_or_else(|_| panic!("{var} is not a number: {text:?}"))
         }
-        Err(_) => DEFAULT_RANDOM_SEED,
+        Err(_) => default,
     }
 }
 

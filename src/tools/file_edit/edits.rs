@@ -21,6 +21,7 @@ use crate::memory;
 
 use super::hints;
 use super::to_crlf;
+use crate::tools::diff::Piece;
 
 /// The most edits one call takes: a number no model needs (a multi-edit is
 /// a handful, a few dozen at most), whatever the file.
@@ -66,14 +67,6 @@ pub struct Edit<'a> {
     pub replace_all: bool,
     /// Its place in `edits`; `None` for top-level `old_string`.
     pub index: Option<usize>,
-}
-
-/// A stretch of the new content: `len` bytes copied from the old content
-/// at `from`, or (`from` None) written by an edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Piece {
-    pub len: usize,
-    pub from: Option<usize>,
 }
 
 /// The edits applied.

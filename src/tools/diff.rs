@@ -1,11 +1,12 @@
-//! The unified diff of an edit (full profile, docs/TOOLS.md, "file_edit"):
+//! The unified diff of an edit (full profile, docs/TOOLS.md, "file_edit";
+//! apply_patch's too):
 //! `--- a/PATH`, `+++ b/PATH`, then hunks `@@ -l,n +l,n @@` with 3 lines
 //! of context, as `diff -u` prints them (a count of 1 left out,
 //! `\ No newline at end of file` after a last line without one).
 //!
 //! Made from what the edits did, not by searching the two texts for a
 //! common subsequence: the bytes the new content copied from the old one
-//! are unchanged (`edits::Piece`), everything else changed. A change is
+//! are unchanged (`Piece`), everything else changed. A change is
 //! widened to whole lines, changes that share or touch a line are one, and the lines
 //! at its edges that old and new still have in common are taken out (and,
 //! for a change of at most `LCS_MAX` line pairs, those in its middle too).
@@ -19,7 +20,13 @@
 
 use memchr::{memchr, memrchr};
 
-use super::edits::Piece;
+/// A stretch of the new content: `len` bytes copied from the old content
+/// at `from`, or (`from` None) written by an edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    pub len: usize,
+    pub from: Option<usize>,
+}
 
 const CONTEXT: usize = 3;
 /// The most a hunk's header takes (`@@ -l,n +l,n @@`, 20-digit numbers).
@@ -471,8 +478,8 @@ impl Sink {
 
 #[cfg(test)]
 mod tests {
-    use super::super::edits::{apply, Edit};
     use super::*;
+    use crate::tools::file_edit::edits::{apply, Edit};
 
     fn diff(old: &str, edits: &[(&str, &str, bool)]) -> String {
         let edits: Vec<Edit> = edits
