@@ -22,7 +22,6 @@
 //! - The result ends with '\n', as OpenAI's does, except that a file whose
 //!   last line had none keeps it so when that line is left as it was and
 //!   stays last.
-#![allow(dead_code)] // patch-tool is not using all of these yet
 
 use super::parse::{quoted, Chunk};
 use super::seek::{matches_at, seek};

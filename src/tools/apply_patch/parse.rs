@@ -20,7 +20,6 @@
 //! last); blank lines between chunks; the first chunk of an Update without
 //! `@@`. Ours on top: `*** Move to:` and `*** End of File` may be padded
 //! too, and a `@@` followed by whitespace only is a bare `@@`.
-#![allow(dead_code)] // patch-tool is not using all of these yet
 
 use std::fmt;
 

@@ -8,7 +8,6 @@
 //!   line (the ladder's second rung ignores it when matching).
 //! - A UTF-8 BOM is taken off and put back.
 //! - Bytes that are not UTF-8 are refused: apply_patch edits text.
-#![allow(dead_code)] // patch-tool is not using all of these yet
 
 use std::fmt;
 
