@@ -20,6 +20,10 @@
 
 use memchr::{memchr, memrchr};
 
+use crate::json::{self, Field};
+use crate::limit::Bounded;
+use crate::protocol::Answer;
+
 /// A stretch of the new content: `len` bytes copied from the old content
 /// at `from`, or (`from` None) written by an edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,6 +477,22 @@ impl Sink {
             self.text.extend_from_slice(marker.as_bytes());
         }
         self.text
+    }
+}
+
+/// Puts `diff` into the answer's field at `at` (an empty placeholder so
+/// far), bounded within what the output limit leaves once the other
+/// fields are written: the diff gives way, never the fields a host reads.
+pub fn fill_bounded(fields: &mut Answer, at: usize, diff: &[u8], limit: Option<usize>) {
+    let mut written = Vec::new();
+    let others = match json::write_object(&mut written, fields) {
+        Ok(()) => written.len(),
+        Err(_) => 0,
+    };
+    let mut bounded = Bounded::for_answer(limit.map(|l| l.saturating_sub(others)));
+    bounded.push(diff);
+    if let Some(field) = fields.get_mut(at) {
+        field.1 = Field::Parts(bounded.finish_parts());
     }
 }
 

@@ -39,8 +39,7 @@ use crate::fs::digest::sha256_hex;
 use crate::fs::open::open_regular;
 use crate::fs::target::Target;
 use crate::fs::{basename, lock, looked_up, read};
-use crate::json::{self, Field};
-use crate::limit::Bounded;
+use crate::json::Field;
 use crate::protocol::{Answer, Args, Outcome};
 use crate::tools::diff;
 use edits::Edit;
@@ -181,14 +180,7 @@ fn answer(path: &str, count: usize, diff: &[u8], sha256: String, limit: Option<u
     let mut fields = replaced_fields(path, count);
     fields.push(("diff", Field::Text(Vec::new())));
     fields.push(("sha256", Field::Text(sha256.into_bytes())));
-    let mut others = Vec::new();
-    let others = match json::write_object(&mut others, &fields) {
-        Ok(()) => others.len(),
-        Err(_) => 0,
-    };
-    let mut bounded = Bounded::for_answer(limit.map(|l| l.saturating_sub(others)));
-    bounded.push(diff);
-    fields[2].1 = Field::Parts(bounded.finish_parts());
+    diff::fill_bounded(&mut fields, 2, diff, limit);
     fields
 }
 

@@ -3,7 +3,7 @@
 //! the added files, then the modified, then the deleted, each in the
 //! patch's order), and `diff`, bounded within what the output limit leaves.
 
-use crate::json::{self, Field};
+use crate::json::Field;
 use crate::limit::Bounded;
 use crate::protocol::Answer;
 
@@ -28,14 +28,7 @@ pub fn answer(changes: &[Change], diff: &[u8], dry_run: bool, limit: Option<usiz
     bounded.push(output.as_bytes());
     let mut fields =
         vec![("output", Field::Parts(bounded.finish_parts())), ("diff", Field::Text(Vec::new()))];
-    let mut written = Vec::new();
-    let others = match json::write_object(&mut written, &fields) {
-        Ok(()) => written.len(),
-        Err(_) => 0,
-    };
-    let mut bounded = Bounded::for_answer(limit.map(|l| l.saturating_sub(others)));
-    bounded.push(diff);
-    fields[1].1 = Field::Parts(bounded.finish_parts());
+    crate::tools::diff::fill_bounded(&mut fields, 1, diff, limit);
     fields
 }
 
@@ -45,7 +38,7 @@ mod tests {
 
     fn text(answer: &Answer) -> String {
         let mut out = Vec::new();
-        json::write_object(&mut out, answer).unwrap();
+        crate::json::write_object(&mut out, answer).unwrap();
         String::from_utf8(out).unwrap()
     }
 
