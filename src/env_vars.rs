@@ -206,7 +206,7 @@ pub const ENVIRONMENT: &[EnvVar] = &[
     EnvVar {
         name: MAX_BYTES_VAR,
         meaning: "The most bytes a fetch downloads, and decodes",
-        default: "default 10485760 (10 MiB)",
+        default: "default 10485760, 10 MiB",
         reader: Reader::Tools(WEB_TOOLS),
         full_only: true,
     },
