@@ -200,15 +200,15 @@ fn fault(
         other => other,
     };
     let host = url.host_str().unwrap_or_default();
+    let timed_out = || {
+        format!(
+            "Timed out fetching {url}: the whole fetch may take {} s ({TIMEOUT_VAR})",
+            policy.timeout.as_secs()
+        )
+    };
     let message = match &err {
-        ureq::Error::Timeout(_) => format!(
-            "Timed out fetching {url}: the whole fetch may take {} s ({TIMEOUT_VAR})",
-            policy.timeout.as_secs()
-        ),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => format!(
-            "Timed out fetching {url}: the whole fetch may take {} s ({TIMEOUT_VAR})",
-            policy.timeout.as_secs()
-        ),
+        ureq::Error::Timeout(_) => timed_out(),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => timed_out(),
         ureq::Error::HostNotFound => format!("Cannot resolve host {host}: no address found"),
         ureq::Error::Io(io)
             if io.kind() == std::io::ErrorKind::InvalidData && url.scheme() == "https" =>
