@@ -147,7 +147,12 @@ fn told(output: String, url: &str, content_type: &str) -> Vec<(&'static str, Fie
 /// An image: as image content to a client that shows images
 /// (`Context::images`), with file_read's bounds; told in a line
 /// elsewhere, or when it is past the bounds or has no header to read.
-fn image_answer(format: Format, fetched: &Fetched, content_type: &str, context: &Context) -> Outcome {
+fn image_answer(
+    format: Format,
+    fetched: &Fetched,
+    content_type: &str,
+    context: &Context,
+) -> Outcome {
     let body = &fetched.body;
     let bytes = body.len() as u64;
     let Some(pixels) = image::dimensions(format, body) else {
@@ -158,7 +163,8 @@ fn image_answer(format: Format, fetched: &Fetched, content_type: &str, context: 
         ));
     };
     let caption = image::caption(format, pixels, bytes);
-    let fits = bytes <= image::MAX_BYTES && pixels.0 <= image::MAX_SIDE && pixels.1 <= image::MAX_SIDE;
+    let fits =
+        bytes <= image::MAX_BYTES && pixels.0 <= image::MAX_SIDE && pixels.1 <= image::MAX_SIDE;
     if !context.images || !fits {
         let why = if fits {
             "shown only to an MCP client that shows images".to_owned()
@@ -263,7 +269,10 @@ mod tests {
 
     #[test]
     fn json_is_pretty_printed_in_its_order_and_left_as_is_when_it_does_not_parse() {
-        assert_eq!(pretty_json(r#"{"b":1,"a":[2]}"#.into()), "{\n  \"b\": 1,\n  \"a\": [\n    2\n  ]\n}");
+        assert_eq!(
+            pretty_json(r#"{"b":1,"a":[2]}"#.into()),
+            "{\n  \"b\": 1,\n  \"a\": [\n    2\n  ]\n}"
+        );
         assert_eq!(pretty_json("{\"cut".into()), "{\"cut");
     }
 }
