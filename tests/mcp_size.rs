@@ -42,9 +42,10 @@ fn metas(session: &mut Session) -> Vec<Value> {
     tools.iter().map(|tool| tool.get("_meta").cloned().unwrap_or(Value::Null)).collect()
 }
 
-/// The most bytes the full profile's `tools/list` may take (issue 26): every
-/// MCP host sends the list with every turn of the conversation.
-const TOOLS_LIST_MAX: usize = 9 * 1024;
+/// The most bytes the full profile's `tools/list` may take (issue 26, raised
+/// to 10 KiB by issue 27's web tools): every MCP host sends the list with
+/// every turn of the conversation.
+const TOOLS_LIST_MAX: usize = 10 * 1024;
 
 #[test]
 fn mcp_size_the_full_profile_tools_list_is_under_9_kib() {
