@@ -27,6 +27,7 @@ mod job_write;
 mod list_allowed_directories;
 pub mod near_miss;
 mod params;
+pub(crate) mod web_search;
 
 pub struct Tool {
     /// The schema name, as models call it: `file_read`.
@@ -80,6 +81,8 @@ const WRITES: Hints = Hints { read_only: false, destructive: true, open_world: f
 const STOPS: Hints = Hints { read_only: false, destructive: true, open_world: false };
 /// Anything at all: a shell command.
 const ANYTHING: Hints = Hints { read_only: false, destructive: true, open_world: true };
+/// Asks a search provider on the web, and changes nothing.
+const SEARCHES_THE_WEB: Hints = Hints { read_only: true, destructive: false, open_world: true };
 
 /// The six tools of both profiles (the seed's, in its order).
 pub static TOOLS: [Tool; 6] = [
@@ -167,7 +170,7 @@ pub static TOOLS: [Tool; 6] = [
 /// (docs/TOOLS.md, "Jobs"), list_allowed_directories (docs/CONFINEMENT.md,
 /// "What a confined call is told") and apply_patch (docs/TOOLS.md,
 /// "apply_patch"). Their seed schema is their full one; no seed lists them.
-pub static FULL_ONLY: [Tool; 6] = [
+pub static FULL_ONLY: [Tool; 7] = [
     Tool {
         name: "job_output",
         command: "job-output",
@@ -240,6 +243,18 @@ pub static FULL_ONLY: [Tool; 6] = [
         hints: WRITES,
         full_fields: &[],
         run: apply_patch::run,
+    },
+    Tool {
+        name: "web_search",
+        command: "web-search",
+        schemas: Schemas {
+            seed: include_str!("web_search.full.schema.json"),
+            full: include_str!("web_search.full.schema.json"),
+        },
+        title: "Search the web",
+        hints: SEARCHES_THE_WEB,
+        full_fields: &[],
+        run: web_search::run,
     },
 ];
 
@@ -454,6 +469,7 @@ mod tests {
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
                 "list_allowed_directories" => READS,
                 "job_kill" => STOPS,
+                "web_search" => SEARCHES_THE_WEB,
                 other => panic!("{other}: a new tool; say here what it may do"),
             };
             assert_eq!(*hints, expected, "{name}");
