@@ -3,7 +3,7 @@
 //! cuts its own answer as on the command line; declared on each tool as
 //! `_meta["anthropic/maxResultSizeChars"]`; `structuredContent` only while
 //! small, so that the output never travels twice; an error's text short;
-//! and the full profile's `tools/list` itself under 9 KiB.
+//! and the full profile's `tools/list` itself under 10 KiB.
 
 use crate::common::mcp::{Session, PATIENCE};
 use crate::common::*;
@@ -42,12 +42,13 @@ fn metas(session: &mut Session) -> Vec<Value> {
     tools.iter().map(|tool| tool.get("_meta").cloned().unwrap_or(Value::Null)).collect()
 }
 
-/// The most bytes the full profile's `tools/list` may take (issue 26): every
+/// The most bytes the full profile's `tools/list` may take (issue 26; 10 KiB with
+/// issue 27's web tools): every
 /// MCP host sends the list with every turn of the conversation.
-const TOOLS_LIST_MAX: usize = 9 * 1024;
+const TOOLS_LIST_MAX: usize = 10 * 1024;
 
 #[test]
-fn mcp_size_the_full_profile_tools_list_is_under_9_kib() {
+fn mcp_size_the_full_profile_tools_list_is_under_10_kib() {
     let env = Env::new();
     let mut session = session(&env, &[], &[]);
     session.send(2, "tools/list", json!({}));

@@ -1,5 +1,6 @@
-//! The table of the twelve tools: the six of both profiles and the full
-//! profile's own (the four job tools, list_allowed_directories, apply_patch).
+//! The table of the tools: the six of both profiles and the full profile's
+//! own (the four job tools, list_allowed_directories, apply_patch,
+//! web_search).
 //! Everything the binary knows about a tool is its entry: its names (the
 //! schema name, the command name, and from them every spelling it answers
 //! to), its schemas, its title and the hints a host reads before a call,
@@ -168,8 +169,8 @@ pub static TOOLS: [Tool; 6] = [
 
 /// The full profile's own tools, after the six: the job tools
 /// (docs/TOOLS.md, "Jobs"), list_allowed_directories (docs/CONFINEMENT.md,
-/// "What a confined call is told") and apply_patch (docs/TOOLS.md,
-/// "apply_patch"). Their seed schema is their full one; no seed lists them.
+/// "What a confined call is told"), apply_patch (docs/TOOLS.md,
+/// "apply_patch") and web_search (docs/TOOLS.md, "web_search"). Their seed schema is their full one; no seed lists them.
 pub static FULL_ONLY: [Tool; 7] = [
     Tool {
         name: "job_output",
