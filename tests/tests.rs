@@ -57,4 +57,5 @@ mod module_graph;
 mod output_limit;
 mod profile;
 mod protocol;
+mod web_net;
 mod web_search;

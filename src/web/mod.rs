@@ -20,3 +20,9 @@ mod tls;
 
 pub use client::{get, Fetched, Request};
 pub use policy::{Policy, ALLOW_VAR, CA_VAR, MAX_BYTES_VAR, TIMEOUT_VAR};
+
+/// An I/O error in words, without Rust's "(os error N)".
+fn io_reason(io: &std::io::Error) -> String {
+    let text = io.to_string();
+    text.split(" (os error").next().unwrap_or_default().to_owned()
+}
