@@ -77,6 +77,7 @@ fn schema_for(name: &[u8], full: bool) -> Option<&'static [u8]> {
     }
     full_only!("job_output", "job_kill", "job_list", "job_write", "list_allowed_directories");
     full_only!("apply_patch");
+    full_only!("web_search");
     None
 }
 
