@@ -65,7 +65,7 @@ fn schema_for(name: &[u8], full: bool) -> Option<&'static [u8]> {
         };
     }
     tools!("bash", "file_read", "file_write", "file_edit", "glob", "grep");
-    // The job tools: the full profile's only (they have no seed schema).
+    // The full profile's own tools (they have no seed schema).
     macro_rules! full_only {
         ($($tool:literal),* $(,)?) => {
             $(
@@ -76,7 +76,7 @@ fn schema_for(name: &[u8], full: bool) -> Option<&'static [u8]> {
         };
     }
     full_only!("job_output", "job_kill", "job_list", "job_write", "list_allowed_directories");
-    full_only!("apply_patch");
+    full_only!("apply_patch", "web_fetch", "web_search");
     None
 }
 

@@ -13,6 +13,7 @@ use crate::jobs::settings::{
 };
 use crate::mcp::{HTTP_LIMITS_VAR, TOKEN_VAR};
 use crate::profile::PROFILE_VAR;
+use crate::tools::web_search::settings::{BRAVE_KEY_VAR, PROVIDER_VAR, URL_VAR};
 use crate::web::{ALLOW_VAR, CA_VAR, MAX_BYTES_VAR, TIMEOUT_VAR};
 
 /// Where a confined command's private temporary directory and the jobs'
@@ -215,6 +216,29 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         meaning: "Seconds a whole fetch may take, redirects and body included",
         default: "default and most 25",
         reader: Reader::Tools(WEB_TOOLS),
+        full_only: true,
+    },
+    EnvVar {
+        name: PROVIDER_VAR,
+        meaning: "The search provider: `brave` (Brave Search's API) or `searxng` (a SearXNG \
+                  instance's JSON API)",
+        default: "default brave",
+        reader: Reader::Tools(&["web_search"]),
+        full_only: true,
+    },
+    EnvVar {
+        name: BRAVE_KEY_VAR,
+        meaning: "The Brave Search API key (never a parameter)",
+        default: "unset: the same name in ~/.config/ikigai/credentials.json",
+        reader: Reader::Tools(&["web_search"]),
+        full_only: true,
+    },
+    EnvVar {
+        name: URL_VAR,
+        meaning: "The search endpoint, trusted by the address check: the SearXNG instance, or \
+                  a proxy in front of Brave's API",
+        default: "unset: Brave's; required for searxng",
+        reader: Reader::Tools(&["web_search"]),
         full_only: true,
     },
     EnvVar {

@@ -74,6 +74,17 @@ pub enum ToolError {
     /// for the memory the process may use. (`OUT_OF_MEMORY`, docs/SPEC.md's
     /// description of the code as its message.)
     AllocationFailed,
+    // web_search's errors (docs/TOOLS.md, "web_search"): upstream ikigai's
+    // codes. The text is the whole message, made by `tools::web_search`,
+    // which knows the provider and the setting to name.
+    /// No provider is configured: how to set a key or choose SearXNG.
+    AuthMissing(String),
+    /// The provider refused the key (HTTP 401 or 403).
+    AuthInvalid(String),
+    /// The provider said too many searches (HTTP 429), and when to retry.
+    RateLimit(String),
+    /// The provider answered another status, or not in its format.
+    ApiError(String),
     /// job_output, job_kill (full profile): no job of this id in the
     /// caller's namespace (another agent's or session's is never seen).
     JobNotFound(String),
@@ -109,6 +120,10 @@ impl ToolError {
             ToolError::JsRequired(_) => "JS_REQUIRED",
             ToolError::Stale(_) | ToolError::Exists(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
+            ToolError::AuthMissing(_) => "AUTH_MISSING",
+            ToolError::AuthInvalid(_) => "AUTH_INVALID",
+            ToolError::RateLimit(_) => "RATE_LIMIT",
+            ToolError::ApiError(_) => "API_ERROR",
             ToolError::Detailed(detail) => detail.error.code(),
             ToolError::JobNotFound(_) => "JOB_NOT_FOUND",
             ToolError::AddressRefused(_) => "PERMISSION_DENIED",
@@ -338,9 +353,13 @@ impl fmt::Display for GlobFault {
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ToolError::InvalidJson(m) | ToolError::InvalidArg(m) | ToolError::HunkNotFound(m) => {
-                f.write_str(m)
-            }
+            ToolError::InvalidJson(m)
+            | ToolError::InvalidArg(m)
+            | ToolError::HunkNotFound(m)
+            | ToolError::AuthMissing(m)
+            | ToolError::AuthInvalid(m)
+            | ToolError::RateLimit(m)
+            | ToolError::ApiError(m) => f.write_str(m),
             ToolError::FileNotFound(p) => write!(f, "File not found: {p}"),
             ToolError::PermissionDenied(p) => write!(f, "Permission denied: {p}"),
             ToolError::OpenFailed(p) => write!(f, "Cannot open file: {p}"),

@@ -217,6 +217,10 @@ fn paste(line: &str, bin: &Path, profile: &str) -> std::process::Output {
         .env("PATH", path)
         .env("IKIGAI_TOOLS_PROFILE", profile)
         .env("IKIGAI_TOOLS_STATE_DIR", dir.path().join("state"))
+        // web_search's example: no provider set up, whatever the machine has.
+        .env("HOME", dir.path())
+        .env("BRAVE_API_KEY", "")
+        .env("IKIGAI_TOOLS_SEARCH_PROVIDER", "")
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -259,7 +263,7 @@ fn every_help_example_runs_as_pasted() {
                 let help = help.unwrap();
                 assert_eq!(help.status.code(), Some(0));
                 let text = String::from_utf8(help.stdout).unwrap();
-                let expected_error = ["JOB_NOT_FOUND", "INVALID_ARG"]
+                let expected_error = ["JOB_NOT_FOUND", "INVALID_ARG", "AUTH_MISSING"]
                     .into_iter()
                     .find(|code| text.contains(&format!("this one answers {code}")))
                     .or_else(|| {

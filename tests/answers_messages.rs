@@ -72,7 +72,7 @@ fn an_unknown_tool_over_mcp_is_told_the_tool_it_likely_meant() {
     let mut session = Session::initialized(&env);
     let tools =
         "bash, file_read, file_write, file_edit, glob, grep, job_output, job_kill, job_list, \
-                 job_write, list_allowed_directories, apply_patch";
+                 job_write, list_allowed_directories, apply_patch, web_fetch, web_search";
     let cases = [
         ("file-read", Some("file_read")),
         ("fileread", Some("file_read")),

@@ -3,7 +3,7 @@
 //! cuts its own answer as on the command line; declared on each tool as
 //! `_meta["anthropic/maxResultSizeChars"]`; `structuredContent` only while
 //! small, so that the output never travels twice; an error's text short;
-//! and the full profile's `tools/list` itself under 9 KiB.
+//! and the full profile's `tools/list` itself under 10 KiB.
 
 use crate::common::mcp::{Session, PATIENCE};
 use crate::common::*;
@@ -48,7 +48,7 @@ fn metas(session: &mut Session) -> Vec<Value> {
 const TOOLS_LIST_MAX: usize = 10 * 1024;
 
 #[test]
-fn mcp_size_the_full_profile_tools_list_is_under_9_kib() {
+fn mcp_size_the_full_profile_tools_list_is_under_10_kib() {
     let env = Env::new();
     let mut session = session(&env, &[], &[]);
     session.send(2, "tools/list", json!({}));

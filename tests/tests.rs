@@ -59,3 +59,4 @@ mod profile;
 mod protocol;
 mod web_fetch;
 mod web_net;
+mod web_search;

@@ -24,8 +24,8 @@ from mcp.types import ListRootsResult, Root
 BIN = os.environ.get("IKIGAI_TOOLS_BIN", "ikigai-tools")
 MODES = ["legacy", "auto"]
 TOOLS = ["bash", "file_read", "file_write", "file_edit", "glob", "grep"]
-# The full profile's own tools (docs/TOOLS.md, "Jobs", "apply_patch"; docs/CONFINEMENT.md).
-JOB_TOOLS = ["job_output", "job_kill", "job_list", "job_write", "list_allowed_directories", "apply_patch"]
+# The full profile's own tools (docs/TOOLS.md, "Jobs", "apply_patch", "web_fetch", "web_search"; docs/CONFINEMENT.md).
+JOB_TOOLS = ["job_output", "job_kill", "job_list", "job_write", "list_allowed_directories", "apply_patch", "web_fetch", "web_search"]
 HANDSHAKE_REVISIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 # ping is deprecated by the stateless revision; the legacy tests still use it.

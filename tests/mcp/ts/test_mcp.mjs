@@ -160,7 +160,7 @@ test("lists the tools, each declaring the largest result", async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      ["bash", "file_read", "file_write", "file_edit", "glob", "grep", "job_output", "job_kill", "job_list", "job_write", "list_allowed_directories", "apply_patch"],
+      ["bash", "file_read", "file_write", "file_edit", "glob", "grep", "job_output", "job_kill", "job_list", "job_write", "list_allowed_directories", "apply_patch", "web_fetch", "web_search"],
     );
     for (const tool of tools) {
       assert.deepEqual(tool._meta, { "anthropic/maxResultSizeChars": DEFAULT_LIMIT }, tool.name);
