@@ -37,6 +37,7 @@ fn example(tool: &Tool) -> &'static str {
         "job_kill" => r#"{"job_id":"0123456789abcdef0123456789abcdef"}"#,
         "job_write" => r#"{"job_id":"0123456789abcdef0123456789abcdef","input":"y"}"#,
         "apply_patch" => r#"{"input":"*** Begin Patch","dry_run":true}"#,
+        "web_fetch" => r#"{"url":"https://example.com/","limit":40}"#,
         "web_search" => r#"{"query":"rust borrow checker","count":3}"#,
         _ => "{}",
     }
@@ -53,6 +54,10 @@ fn example_note(tool: &Tool) -> &'static str {
         "apply_patch" => {
             "\n  # a patch is lines, joined by newlines in the JSON string (*** Begin Patch, its \
              files, *** End Patch); this one has one line and answers INVALID_ARG"
+        }
+        "web_fetch" => {
+            "\n  # needs the web: where example.com cannot be reached this one answers \
+             NETWORK_ERROR"
         }
         "web_search" => {
             "\n  # needs BRAVE_API_KEY, or IKIGAI_TOOLS_SEARCH_PROVIDER=searxng and \
