@@ -370,6 +370,21 @@ pub const HELPER_DIR: &str = "IKIGAI_TEST_HELPER_DIR";
 const HELPER_TOOL: &str = "IKIGAI_TEST_HELPER_TOOL";
 
 impl Measured {
+    /// The peak RSS of the program itself: `glob` answering a trivial call
+    /// (code, libc, the relocated pages; a debug build's grow with every
+    /// crate), measured once per test binary. A bound on what a tool holds
+    /// for its work is this plus the work, so it does not move with the
+    /// binary's size.
+    pub fn floor(env: &crate::common::Env) -> u64 {
+        static FLOOR: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *FLOOR.get_or_init(|| {
+            let args = br#"{"pattern":"none"}"#;
+            let report = Measured::start(&env.link("glob"), &env.work(), args, &[]).finish();
+            assert_eq!(report.stdout, br#"{"output":"","count":0}"#);
+            report.reaped.max_rss
+        })
+    }
+
     /// Starts `tool` (a link to the binary) in `cwd` through the helper test
     /// `helper_test` of the current test binary, with `stdin` and the
     /// environment changes in `envs` (None: removed).
