@@ -13,6 +13,7 @@ use crate::jobs::settings::{
 };
 use crate::mcp::{HTTP_LIMITS_VAR, TOKEN_VAR};
 use crate::profile::PROFILE_VAR;
+use crate::web::{ALLOW_VAR, CA_VAR, MAX_BYTES_VAR, TIMEOUT_VAR};
 
 /// Where a confined command's private temporary directory and the jobs'
 /// default state directory are made (`confine::temp`).
@@ -56,6 +57,7 @@ impl EnvVar {
 }
 
 const JOB_TOOLS: &[&str] = &["bash", "job_output", "job_kill", "job_list", "job_write"];
+const WEB_TOOLS: &[&str] = &["web_fetch", "web_search"];
 
 /// Every variable, in the order `--help` lists them.
 pub const ENVIRONMENT: &[EnvVar] = &[
@@ -184,6 +186,35 @@ pub const ENVIRONMENT: &[EnvVar] = &[
                   is an absolute path",
         default: "unset: the temporary directory",
         reader: Reader::Tools(JOB_TOOLS),
+        full_only: true,
+    },
+    EnvVar {
+        name: ALLOW_VAR,
+        meaning: "Hosts, IP addresses and CIDR ranges, comma-separated, that the web tools fetch \
+                  although loopback, private or link-local",
+        default: "unset: none of those ranges is ever connected to",
+        reader: Reader::Tools(WEB_TOOLS),
+        full_only: true,
+    },
+    EnvVar {
+        name: CA_VAR,
+        meaning: "A PEM file of CA certificates the web tools trust besides the system's",
+        default: "unset: the system's only",
+        reader: Reader::Tools(WEB_TOOLS),
+        full_only: true,
+    },
+    EnvVar {
+        name: MAX_BYTES_VAR,
+        meaning: "The most bytes a fetch downloads, and decodes",
+        default: "default 10485760 (10 MiB)",
+        reader: Reader::Tools(WEB_TOOLS),
+        full_only: true,
+    },
+    EnvVar {
+        name: TIMEOUT_VAR,
+        meaning: "Seconds a whole fetch may take, redirects and body included",
+        default: "default and most 25",
+        reader: Reader::Tools(WEB_TOOLS),
         full_only: true,
     },
     EnvVar {

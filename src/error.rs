@@ -73,6 +73,14 @@ pub enum ToolError {
     /// job_output, job_kill (full profile): no job of this id in the
     /// caller's namespace (another agent's or session's is never seen).
     JobNotFound(String),
+    // The web tools' client (src/web/); its messages are made there, one
+    // line each, naming the URL or host and the setting that changes it.
+    /// An address a URL's host resolves to is in a refused range and not
+    /// allowed by `IKIGAI_TOOLS_FETCH_ALLOW`. (`PERMISSION_DENIED`.)
+    AddressRefused(String),
+    /// DNS, connect, TLS, a timeout, too many redirects, a decompression
+    /// bomb. (`NETWORK_ERROR`, upstream ikigai's code.)
+    NetworkError(String),
 }
 
 impl ToolError {
@@ -98,6 +106,8 @@ impl ToolError {
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
             ToolError::Detailed(detail) => detail.error.code(),
             ToolError::JobNotFound(_) => "JOB_NOT_FOUND",
+            ToolError::AddressRefused(_) => "PERMISSION_DENIED",
+            ToolError::NetworkError(_) => "NETWORK_ERROR",
         }
     }
 
@@ -362,6 +372,7 @@ impl fmt::Display for ToolError {
                 "Job not found: {id} (no such job of this agent or session: it ended and was \
                  read, expired, or never was; job_list shows the jobs)"
             ),
+            ToolError::AddressRefused(m) | ToolError::NetworkError(m) => f.write_str(m),
             ToolError::Detailed(detail) => match &detail.note {
                 Some(note) => write!(f, "{} ({note})", detail.error),
                 None => detail.error.fmt(f),

@@ -27,6 +27,7 @@ pub mod profile;
 mod protocol;
 mod random_name;
 pub mod tools;
+pub mod web;
 
 pub use protocol::Args;
 

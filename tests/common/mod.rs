@@ -15,6 +15,7 @@ use serde_json::Value;
 pub mod answer;
 pub mod dispositions;
 pub mod fuzz;
+pub mod http_server;
 pub mod mcp;
 pub mod procs;
 pub mod sigkill;
