@@ -22,14 +22,15 @@
 # Settings (environment):
 #   BENCH_BINARY=PATH   our binary (default: target/release/ikigai-tools)
 #   BENCH_MB=N          the page's size in MB (default 5)
-#   BENCH_RUNS=N        timed calls a side after the first (default 5)
+#   BENCH_RUNS=N        timed calls a side after the first (default 1: the
+#                       reference server takes minutes a call on this page)
 #   FETCH_VENV=DIR      the reference server's venv (default target/fetch-venv)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 mb="${BENCH_MB:-5}"
-runs="${BENCH_RUNS:-5}"
+runs="${BENCH_RUNS:-1}"
 venv="${FETCH_VENV:-$root/target/fetch-venv}"
 pin="mcp-server-fetch==2026.10.24"
 
