@@ -61,6 +61,10 @@ pub enum ToolError {
     /// not exist, and it does. Nothing was written. (`STALE`: the version
     /// found is not the one expected.)
     Exists(String),
+    /// web_fetch (full profile): the page's HTML holds no readable text,
+    /// only scripts that would make it (docs/TOOLS.md, "web_fetch"); the
+    /// message names the URL and the title. (`JS_REQUIRED`.)
+    JsRequired(String),
     /// An error that tells more (full profile only): the error itself, a
     /// note its message adds in parentheses, and fields its envelope
     /// carries after `error_code` (docs/SPEC.md, "Error codes"). Its code
@@ -102,6 +106,7 @@ impl ToolError {
             }
             ToolError::NotFound | ToolError::HunkNotFound(_) => "NOT_FOUND",
             ToolError::NotUnique(_) => "NOT_UNIQUE",
+            ToolError::JsRequired(_) => "JS_REQUIRED",
             ToolError::Stale(_) | ToolError::Exists(_) => "STALE",
             ToolError::AllocationFailed => "OUT_OF_MEMORY",
             ToolError::Detailed(detail) => detail.error.code(),
@@ -352,6 +357,7 @@ impl fmt::Display for ToolError {
             ToolError::InvalidGlob(fault) => write!(f, "Invalid glob pattern: {fault}"),
             ToolError::GlobTooLarge(m) => write!(f, "Invalid glob pattern: {m}"),
             ToolError::NotFound => f.write_str("String not found in file"),
+            ToolError::JsRequired(m) => f.write_str(m),
             ToolError::NotUnique(n) => {
                 write!(f, "String found {n} times, use replace_all to replace all")
             }

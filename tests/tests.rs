@@ -57,3 +57,4 @@ mod module_graph;
 mod output_limit;
 mod profile;
 mod protocol;
+mod web_fetch;

@@ -29,7 +29,8 @@
 //! answered as one (`image`).
 
 mod binary;
-mod image;
+// web_fetch answers an image as file_read does.
+pub(crate) mod image;
 mod numbered;
 mod version;
 

@@ -1,5 +1,6 @@
-//! The table of the twelve tools: the six of both profiles and the full
-//! profile's own (the four job tools, list_allowed_directories, apply_patch).
+//! The table of the thirteen tools: the six of both profiles and the full
+//! profile's own (the four job tools, list_allowed_directories, apply_patch,
+//! web_fetch).
 //! Everything the binary knows about a tool is its entry: its names (the
 //! schema name, the command name, and from them every spelling it answers
 //! to), its schemas, its title and the hints a host reads before a call,
@@ -27,6 +28,7 @@ mod job_write;
 mod list_allowed_directories;
 pub mod near_miss;
 mod params;
+mod web_fetch;
 
 pub struct Tool {
     /// The schema name, as models call it: `file_read`.
@@ -78,6 +80,8 @@ const READS: Hints = Hints { read_only: true, destructive: false, open_world: fa
 const WRITES: Hints = Hints { read_only: false, destructive: true, open_world: false };
 /// Stops processes (a job's), and nothing else.
 const STOPS: Hints = Hints { read_only: false, destructive: true, open_world: false };
+/// Reads the web and changes nothing (web_fetch).
+const READS_THE_WEB: Hints = Hints { read_only: true, destructive: false, open_world: true };
 /// Anything at all: a shell command.
 const ANYTHING: Hints = Hints { read_only: false, destructive: true, open_world: true };
 
@@ -165,9 +169,9 @@ pub static TOOLS: [Tool; 6] = [
 
 /// The full profile's own tools, after the six: the job tools
 /// (docs/TOOLS.md, "Jobs"), list_allowed_directories (docs/CONFINEMENT.md,
-/// "What a confined call is told") and apply_patch (docs/TOOLS.md,
-/// "apply_patch"). Their seed schema is their full one; no seed lists them.
-pub static FULL_ONLY: [Tool; 6] = [
+/// "What a confined call is told"), apply_patch (docs/TOOLS.md,
+/// "apply_patch") and web_fetch (docs/TOOLS.md, "web_fetch"). Their seed schema is their full one; no seed lists them.
+pub static FULL_ONLY: [Tool; 7] = [
     Tool {
         name: "job_output",
         command: "job-output",
@@ -240,6 +244,18 @@ pub static FULL_ONLY: [Tool; 6] = [
         hints: WRITES,
         full_fields: &[],
         run: apply_patch::run,
+    },
+    Tool {
+        name: "web_fetch",
+        command: "web-fetch",
+        schemas: Schemas {
+            seed: include_str!("web_fetch.full.schema.json"),
+            full: include_str!("web_fetch.full.schema.json"),
+        },
+        title: "Fetch a web page",
+        hints: READS_THE_WEB,
+        full_fields: &[],
+        run: web_fetch::run,
     },
 ];
 
@@ -454,6 +470,7 @@ mod tests {
                 "file_read" | "glob" | "grep" | "job_output" | "job_list" => READS,
                 "list_allowed_directories" => READS,
                 "job_kill" => STOPS,
+                "web_fetch" => READS_THE_WEB,
                 other => panic!("{other}: a new tool; say here what it may do"),
             };
             assert_eq!(*hints, expected, "{name}");

@@ -47,7 +47,7 @@ pub enum Format {
 }
 
 impl Format {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Format::Png => "PNG",
             Format::Jpeg => "JPEG",
@@ -66,7 +66,7 @@ impl Format {
         }
     }
 
-    fn mime_type(self) -> &'static str {
+    pub fn mime_type(self) -> &'static str {
         match self {
             Format::Png => "image/png",
             Format::Jpeg => "image/jpeg",
@@ -123,17 +123,29 @@ pub fn answer(file: &mut File, size: u64, path: &str) -> Result<Option<Answer>, 
         return Err(too_large(path, format, Some((width, height)), bytes, limit));
     }
     let sha256 = sha256_hex(&content);
-    let data = encode(&content)?;
+    let image = field(format, &content)?;
     drop(content);
-    let output = format!("Image: {}, {width}x{height}, {bytes} bytes", format.name());
-    let image = vec![
-        ("mime_type", Field::Text(format.mime_type().as_bytes().to_vec())),
-        ("data", Field::Text(data)),
-    ];
+    let output = caption(format, (width, height), bytes);
     Ok(Some(vec![
         ("output", Field::Text(output.into_bytes())),
-        ("image", Field::Object(image)),
+        ("image", image),
         ("sha256", Field::Text(sha256.into_bytes())),
+    ]))
+}
+
+/// The line an image answer's `output` holds: `Image: PNG, 640x480, 12345 bytes`
+/// (file_read's, web_fetch's).
+pub fn caption(format: Format, (width, height): (u32, u32), bytes: u64) -> String {
+    format!("Image: {}, {width}x{height}, {bytes} bytes", format.name())
+}
+
+/// The answer's `image` field, `{"mime_type":…,"data":…}` with `content`
+/// in base64, which the MCP server sends as image content
+/// (`mcp::image::take`).
+pub fn field(format: Format, content: &[u8]) -> Result<Field, ToolError> {
+    Ok(Field::Object(vec![
+        ("mime_type", Field::Text(format.mime_type().as_bytes().to_vec())),
+        ("data", Field::Text(encode(content)?)),
     ]))
 }
 
