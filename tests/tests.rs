@@ -58,3 +58,4 @@ mod output_limit;
 mod profile;
 mod protocol;
 mod web_fetch;
+mod web_trials;

@@ -23,7 +23,7 @@ if [ ! -x "$binary" ]; then
     (cd "$root" && cargo build --quiet)
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
-if ! IKIGAI_TOOLS_PROFILE=full "$binary" --list | grep -q -x web_fetch; then
+if ! IKIGAI_TOOLS_PROFILE=full "$binary" --list | grep -q -x web-fetch; then
     echo "tests/web: $binary has no web_fetch; the differential is skipped"
     exit 0
 fi
