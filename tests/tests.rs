@@ -60,3 +60,4 @@ mod protocol;
 mod web_fetch;
 mod web_net;
 mod web_search;
+mod web_trials;

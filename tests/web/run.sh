@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The markdown differential (tests/web/differential.py): web_fetch against
+# the markdownify and html2text Python packages on the saved pages of
+# tests/fixtures/web/, served on 127.0.0.1. Prints the differences and ends
+# with `N passed, N failed`.
+#
+#   tests/web/run.sh [BINARY] [--report FILE]
+#
+# BINARY defaults to target/debug/ikigai-tools (built if missing). The
+# virtual environment lives in target/web-venv (ignored by git) and is made
+# on the first run with the pinned versions below (WEB_VENV=DIR puts it
+# elsewhere).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${WEB_VENV:-$root/target/web-venv}"
+pins=("markdownify==1.2.3" "html2text==2025.4.15")
+
+binary="${1:-$root/target/debug/ikigai-tools}"
+shift || true
+if [ ! -x "$binary" ]; then
+    (cd "$root" && cargo build --quiet)
+fi
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+if ! IKIGAI_TOOLS_PROFILE=full "$binary" --list | grep -q -x web-fetch; then
+    echo "tests/web: $binary has no web_fetch; the differential is skipped"
+    exit 0
+fi
+
+if ! "$venv/bin/python" -c '' 2>/dev/null; then
+    if [ -e "$venv" ] && [ ! -w "$venv" ]; then
+        echo "tests/web: $venv is not usable by $(id -un); set WEB_VENV to a directory of yours" >&2
+        exit 1
+    fi
+    echo "tests/web: creating $venv" >&2
+    python3 -m venv --clear "$venv"
+fi
+if [ "$("$venv/bin/pip" freeze 2>/dev/null | grep -c -x -F -e "${pins[0]}" -e "${pins[1]}")" != 2 ]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+fi
+
+exec "$venv/bin/python" "$here/differential.py" "$binary" "$@"

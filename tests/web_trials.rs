@@ -1,0 +1,443 @@
+//! web_fetch against servers that misbehave (docs/CONFINEMENT.md, "The web
+//! tools' network"): redirect chains, loops and hops to private addresses,
+//! huge and trickling bodies, a gzip bomb, Latin-1 and Shift-JIS declared in
+//! a header or in `<meta>`, a binary type, a JavaScript-only page, paging
+//! across a page whole, IPv6. Through the real binary (the `web_fetch` link,
+//! full profile) and the local server of tests/common/http_server.rs;
+//! loopback is allowed by `IKIGAI_TOOLS_FETCH_ALLOW` only where a test says.
+//!
+//! A build without web_fetch or its client (not merged yet) skips every test
+//! here, saying so.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::http_server::{Reply, Seen, Server};
+use crate::common::{skipped, Env};
+
+const ALLOW: &str = "IKIGAI_TOOLS_FETCH_ALLOW";
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/web/");
+
+/// Whether this build has web_fetch and its client; says so when not.
+fn built() -> bool {
+    let env = Env::new();
+    let ran = env.cmd("ikigai-tools").env("IKIGAI_TOOLS_PROFILE", "full").arg("--list").run();
+    if !ran.stdout_text().lines().any(|l| l == "web-fetch") {
+        skipped("this build has no web_fetch");
+        return false;
+    }
+    // The client's interface without its body (src/web/client.rs) answers so.
+    let server = Server::start(|_| Reply::ok("text/plain", "up\n"));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/")}));
+    if answer["error"].as_str().is_some_and(|e| e.contains("not built yet")) {
+        skipped("web_fetch's client is not built yet");
+        return false;
+    }
+    true
+}
+
+/// web_fetch's answer to `args`, with `IKIGAI_TOOLS_FETCH_ALLOW=allow`
+/// (unset when `None`) and the other settings given.
+fn fetch(allow: Option<&str>, settings: &[(&str, &str)], args: Value) -> Value {
+    let env = Env::new();
+    let mut call = env.cmd("web_fetch").env("IKIGAI_TOOLS_PROFILE", "full");
+    if let Some(allow) = allow {
+        call = call.env(ALLOW, allow);
+    }
+    for (k, v) in settings {
+        call = call.env(k, v);
+    }
+    let ran = call.stdin(args.to_string()).run();
+    assert_eq!(ran.code, Some(0), "exit code; stderr: {}", ran.stderr);
+    ran.json()
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{FIXTURES}{name}")).expect("a saved page")
+}
+
+fn text(answer: &Value, field: &str) -> String {
+    answer[field].as_str().unwrap_or_else(|| panic!("no {field} in {answer}")).to_owned()
+}
+
+/// An error answer's code, and its message.
+fn error(answer: &Value) -> (String, String) {
+    assert!(answer.get("output").is_none(), "an error, not an answer: {answer}");
+    (text(answer, "error_code"), text(answer, "error"))
+}
+
+/// `/hop/N` redirects to `/hop/N+1` until `/hop/LAST`, which redirects to
+/// `/end`: a chain of LAST+1 redirects.
+fn chain(last: usize) -> impl Fn(&Seen) -> Reply {
+    move |req: &Seen| match req.path.strip_prefix("/hop/").and_then(|n| n.parse::<usize>().ok()) {
+        Some(n) if n < last => Reply::redirect(302, &format!("/hop/{}", n + 1)),
+        Some(_) => Reply::redirect(301, "/end"),
+        None => Reply::ok("text/plain", "arrived\n"),
+    }
+}
+
+#[test]
+fn a_chain_of_ten_redirects_is_followed_and_the_final_url_answered() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(chain(9));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/hop/0")}));
+    assert_eq!(text(&answer, "url"), server.url("/end"), "{answer}");
+    assert_eq!(text(&answer, "output").trim_end(), "arrived", "{answer}");
+    assert_eq!(answer["content_type"], "text/plain");
+    assert_eq!(server.hits(), 11, "ten redirects and the page");
+}
+
+#[test]
+fn an_eleventh_redirect_is_an_error_and_not_followed() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(chain(10));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/hop/0")}));
+    let (code, message) = error(&answer);
+    assert_eq!(code, "NETWORK_ERROR", "{answer}");
+    assert!(message.contains("10"), "the bound is named: {message}");
+    assert_eq!(server.hits(), 11, "the first request and ten redirects followed, no more");
+}
+
+#[test]
+fn a_redirect_loop_is_an_error() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|req| match req.path.as_str() {
+        "/a" => Reply::redirect(302, "/b"),
+        _ => Reply::redirect(302, "/a"),
+    });
+    let started = Instant::now();
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/a")}));
+    assert_eq!(error(&answer).0, "NETWORK_ERROR", "{answer}");
+    assert!(server.hits() <= 11, "stopped within the bound: {} requests", server.hits());
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
+
+/// A redirect from an allowed host to `target` is refused, naming the
+/// address and the setting, before anything is sent there.
+fn refused_hop(target: &str, address: &str) {
+    // The allow-list names the first host only: `localhost`, by name.
+    let server = Server::start({
+        let target = target.to_owned();
+        move |req| match req.path.as_str() {
+            "/" => Reply::redirect(302, &target),
+            _ => Reply::ok("text/plain", "secret\n"),
+        }
+    });
+    let started = Instant::now();
+    let answer = fetch(Some("localhost"), &[], json!({"url": server.url_as("localhost", "/")}));
+    let (code, message) = error(&answer);
+    assert_eq!(code, "PERMISSION_DENIED", "{answer}");
+    assert!(message.contains(address), "names the address {address}: {message}");
+    assert!(message.contains(ALLOW), "names the setting: {message}");
+    assert_eq!(server.seen().iter().map(|s| s.path.clone()).collect::<Vec<_>>(), ["/"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "refused, not tried: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_redirect_to_loopback_is_refused_though_the_first_host_is_allowed() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/plain", "secret\n"));
+    refused_hop(&server.url("/secret"), "127.0.0.1");
+    assert_eq!(server.hits(), 0, "the loopback address was never connected to");
+}
+
+#[test]
+fn a_redirect_to_a_private_address_is_refused_though_the_first_host_is_allowed() {
+    if !built() {
+        return;
+    }
+    refused_hop("http://10.1.2.3/internal", "10.1.2.3");
+}
+
+#[test]
+fn a_redirect_to_the_metadata_address_is_refused_though_the_first_host_is_allowed() {
+    if !built() {
+        return;
+    }
+    refused_hop("http://169.254.169.254/latest/meta-data/", "169.254.169.254");
+}
+
+#[test]
+fn loopback_is_refused_without_the_allow_list() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/plain", "secret\n"));
+    let answer = fetch(None, &[], json!({"url": server.url("/")}));
+    let (code, message) = error(&answer);
+    assert_eq!(code, "PERMISSION_DENIED", "{answer}");
+    assert!(message.contains("127.0.0.1") && message.contains(ALLOW), "{message}");
+    assert_eq!(server.hits(), 0);
+}
+
+/// 100-byte lines, the body repeated without end.
+fn hundred_byte_lines() -> Vec<u8> {
+    (0..10).flat_map(|i| format!("{i:099}\n").into_bytes()).collect()
+}
+
+#[test]
+fn a_huge_body_is_cut_at_the_bound_and_says_so() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/plain", hundred_byte_lines()).endless());
+    let bound = [("IKIGAI_TOOLS_FETCH_MAX_BYTES", "100000")];
+    let started = Instant::now();
+    let first = fetch(Some("127.0.0.1"), &bound, json!({"url": server.url("/")}));
+    let total = first["total_lines"].as_u64().unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(total, 1001, "100,000 bytes of 100-byte lines, then the note: {first}");
+    let last = fetch(Some("127.0.0.1"), &bound, json!({"url": server.url("/"), "offset": total}));
+    let note = text(&last, "output");
+    assert!(
+        note.contains("100000 bytes") && note.contains("IKIGAI_TOOLS_FETCH_MAX_BYTES"),
+        "the cut is said, with the bound and its setting: {last}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_trickling_body_ends_within_the_total_timeout_and_says_so() {
+    if !built() {
+        return;
+    }
+    // 10 bytes every 200 ms: 10,000 bytes would take 200 s.
+    let body = vec![b'x'; 10_000];
+    let server = Server::start(move |_| {
+        Reply::ok("text/plain", body.clone()).trickle(10, Duration::from_millis(200))
+    });
+    let started = Instant::now();
+    let answer = fetch(
+        Some("127.0.0.1"),
+        &[("IKIGAI_TOOLS_FETCH_TIMEOUT", "2")],
+        json!({"url": server.url("/")}),
+    );
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(6), "ended near the 2 s bound: {took:?}");
+    assert!(
+        answer.to_string().contains("IKIGAI_TOOLS_FETCH_TIMEOUT"),
+        "the timeout is said, with its setting: {answer}"
+    );
+}
+
+/// `decoded` bytes of zeros, gzip-compressed by gzip(1) (fast, in constant
+/// memory, where the test's unoptimised flate2 would take long).
+fn gzip_bomb(decoded: u64) -> Vec<u8> {
+    let mut gzip = Command::new("gzip")
+        .arg("-1c")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("gzip(1)");
+    let mut input = gzip.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..decoded >> 20 {
+            input.write_all(&zeros).expect("to gzip");
+        }
+    });
+    let mut out = Vec::new();
+    gzip.stdout.take().expect("stdout").read_to_end(&mut out).expect("from gzip");
+    writer.join().expect("writer");
+    assert!(gzip.wait().expect("gzip").success());
+    out
+}
+
+/// Runs the `web_fetch` link on `args` and returns its answer and its peak
+/// RSS in KiB (wait4's, the child's own).
+// The child is reaped by wait4 below, which std's Child does not see.
+#[allow(clippy::zombie_processes)]
+fn fetch_measured(allow: &str, args: &Value) -> (Value, i64) {
+    let env = Env::new();
+    let mut child = Command::new(env.link("web_fetch"))
+        .current_dir(env.work())
+        .env("IKIGAI_TOOLS_PROFILE", "full")
+        .env(ALLOW, allow)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn web_fetch");
+    child.stdin.take().expect("stdin").write_all(args.to_string().as_bytes()).expect("args");
+    let mut out = String::new();
+    child.stdout.take().expect("stdout").read_to_string(&mut out).expect("answer");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet reaped (std's Child is never
+    // waited on), and both pointers are to live locals of the right types.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4");
+    (
+        serde_json::from_str(&out).unwrap_or_else(|_| panic!("one JSON answer: {out:?}")),
+        usage.ru_maxrss,
+    )
+}
+
+#[test]
+fn a_gzip_bomb_is_an_error_in_bounded_memory() {
+    if !built() {
+        return;
+    }
+    // 512 MiB of zeros in about 500 KB; the default bound is 10 MiB.
+    let bomb = gzip_bomb(512 << 20);
+    let server = Server::start(move |_| {
+        Reply::ok("text/html", bomb.clone()).header("Content-Encoding", "gzip")
+    });
+    let (answer, rss_kib) = fetch_measured("127.0.0.1", &json!({"url": server.url("/")}));
+    assert_eq!(error(&answer).0, "NETWORK_ERROR", "a bomb is an error: {answer}");
+    assert!(rss_kib < 96 * 1024, "peak RSS {rss_kib} KiB, under 96 MiB");
+}
+
+#[test]
+fn latin1_declared_in_the_header_is_decoded() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| {
+        Reply::ok("text/plain; charset=ISO-8859-1", b"Cr\xe8me br\xfbl\xe9e, 150 \xb0C\n".to_vec())
+    });
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/")}));
+    assert_eq!(text(&answer, "output").trim_end(), "Crème brûlée, 150 °C", "{answer}");
+}
+
+#[test]
+fn latin1_declared_in_meta_is_decoded() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/html", fixture("latin1.html")));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/")}));
+    assert_eq!(text(&answer, "title"), "Crème brûlée à la façon de Noël", "{answer}");
+    let output = text(&answer, "output");
+    assert!(output.contains("# Crème brûlée à la façon de Noël"), "{output}");
+    assert!(output.contains("Préchauffer le four à 150 °C."), "{output}");
+}
+
+#[test]
+fn shift_jis_declared_in_the_header_is_decoded() {
+    if !built() {
+        return;
+    }
+    let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode("東京の天気予報：週末は晴れ\n");
+    let body = bytes.into_owned();
+    let server = Server::start(move |_| Reply::ok("text/plain; charset=Shift_JIS", body.clone()));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/")}));
+    assert_eq!(text(&answer, "output").trim_end(), "東京の天気予報：週末は晴れ", "{answer}");
+}
+
+#[test]
+fn shift_jis_declared_in_meta_is_decoded() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/html", fixture("shift_jis.html")));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/")}));
+    assert_eq!(text(&answer, "title"), "東京の天気予報：週末は晴れ", "{answer}");
+    let output = text(&answer, "output");
+    assert!(output.contains("| 横浜 | 17度 | 10度 |"), "{output}");
+}
+
+#[test]
+fn a_binary_type_is_answered_as_one_not_shown() {
+    if !built() {
+        return;
+    }
+    let server =
+        Server::start(|_| Reply::ok("application/zip", b"PK\x03\x04\x00\xff\xfe".to_vec()));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/a.zip")}));
+    assert_eq!(answer["content_type"], "application/zip", "{answer}");
+    let output = text(&answer, "output");
+    assert!(output.contains("7 bytes") && output.contains("binary"), "{output}");
+    assert!(!output.contains("PK"), "the bytes are not shown: {output}");
+}
+
+#[test]
+fn a_javascript_only_page_is_said_to_be_one_with_its_title() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/html", fixture("spa.html")));
+    let answer = fetch(Some("127.0.0.1"), &[], json!({"url": server.url("/app")}));
+    let (_, message) = error(&answer);
+    assert!(message.contains("JavaScript"), "{message}");
+    assert!(message.contains("Dashboard | Orbit"), "the page's title: {message}");
+}
+
+#[test]
+fn paging_with_offset_and_limit_covers_a_page_whole() {
+    if !built() {
+        return;
+    }
+    let server = Server::start(|_| Reply::ok("text/html", fixture("article.html")));
+    let url = server.url("/post");
+    let whole = fetch(Some("127.0.0.1"), &[], json!({"url": url, "limit": 100000}));
+    let total = whole["total_lines"].as_u64().unwrap_or_else(|| panic!("{whole}"));
+    assert!(whole.get("next_offset").is_none(), "one page: {whole}");
+    let (mut pages, mut offset, mut offsets) = (String::new(), Some(1), Vec::new());
+    while let Some(at) = offset {
+        let part = fetch(Some("127.0.0.1"), &[], json!({"url": url, "offset": at, "limit": 7}));
+        assert_eq!(part["total_lines"], total, "{part}");
+        pages.push_str(&text(&part, "output"));
+        offset = part.get("next_offset").and_then(Value::as_u64);
+        offsets.push(offset);
+        if let Some(next) = offset {
+            assert_eq!(next, at + 7, "the next page starts after this one");
+            if !pages.ends_with('\n') {
+                pages.push('\n');
+            }
+        }
+    }
+    assert_eq!(offsets.len() as u64, total.div_ceil(7), "{offsets:?}");
+    assert_eq!(pages.trim_end(), text(&whole, "output").trim_end());
+}
+
+#[test]
+fn ipv6_loopback_is_refused_by_default_and_fetched_when_allowed() {
+    if !built() {
+        return;
+    }
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        skipped("no IPv6 loopback here");
+        return;
+    }
+    let server = Server::start_v6(|_| Reply::ok("text/plain", "over six\n"));
+    let url = server.url("/");
+    assert!(url.starts_with("http://[::1]:"), "{url}");
+    for allow in [None, Some("127.0.0.1")] {
+        let answer = fetch(allow, &[], json!({"url": url}));
+        let (code, message) = error(&answer);
+        assert_eq!(code, "PERMISSION_DENIED", "allow {allow:?}: {answer}");
+        assert!(message.contains("::1") && message.contains(ALLOW), "{message}");
+    }
+    assert_eq!(server.hits(), 0, "never connected to");
+    let answer = fetch(Some("::1"), &[], json!({"url": url}));
+    assert_eq!(text(&answer, "output").trim_end(), "over six", "{answer}");
+    assert_eq!(text(&answer, "url"), url);
+}
+
+#[test]
+fn an_ipv4_mapped_ipv6_loopback_is_refused() {
+    if !built() {
+        return;
+    }
+    let answer = fetch(None, &[], json!({"url": "http://[::ffff:127.0.0.1]:9/"}));
+    let (code, message) = error(&answer);
+    assert_eq!(code, "PERMISSION_DENIED", "{answer}");
+    assert!(message.contains(ALLOW), "{message}");
+}
