@@ -263,13 +263,14 @@ fn every_help_example_runs_as_pasted() {
                 let help = help.unwrap();
                 assert_eq!(help.status.code(), Some(0));
                 let text = String::from_utf8(help.stdout).unwrap();
-                let expected_error = ["JOB_NOT_FOUND", "INVALID_ARG", "AUTH_MISSING", "NETWORK_ERROR"]
-                    .into_iter()
-                    .find(|code| text.contains(&format!("this one answers {code}")))
-                    .or_else(|| {
-                        let told = "this one has one line and answers INVALID_ARG";
-                        text.contains(told).then_some("INVALID_ARG")
-                    });
+                let expected_error =
+                    ["JOB_NOT_FOUND", "INVALID_ARG", "AUTH_MISSING", "NETWORK_ERROR"]
+                        .into_iter()
+                        .find(|code| text.contains(&format!("this one answers {code}")))
+                        .or_else(|| {
+                            let told = "this one has one line and answers INVALID_ARG";
+                            text.contains(told).then_some("INVALID_ARG")
+                        });
                 for line in examples(&text) {
                     let ran = paste(&line, &bin, profile);
                     let stdout = String::from_utf8_lossy(&ran.stdout);

@@ -24,8 +24,8 @@ if [ ! -x "$binary" ]; then
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 if ! IKIGAI_TOOLS_PROFILE=full "$binary" --list | grep -q -x web-fetch; then
-    echo "tests/web: $binary has no web_fetch; the differential is skipped"
-    exit 0
+    echo "tests/web: $binary has no web_fetch" >&2
+    exit 1
 fi
 
 if ! "$venv/bin/python" -c '' 2>/dev/null; then
