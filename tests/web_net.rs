@@ -108,6 +108,7 @@ fn the_allow_list_lets_through_an_address_a_range_or_a_host() {
                 charset: Some("ISO-8859-1".into()),
                 body: b"<p>hello</p>".to_vec(),
                 cut: None,
+                retry_after: None,
             },
             "{list}"
         );

@@ -203,12 +203,20 @@ fn web_search_401_is_auth_invalid_naming_where_the_key_came_from() {
     );
 }
 
-/// The web client does not hand a response's headers on, so `Retry-After`
-/// is not told yet (`provider`'s unit test covers the message with it).
+/// With `Retry-After`, the wait it names; without, what Brave's free plan
+/// allows.
 #[test]
 fn web_search_429_is_rate_limit_saying_when_to_retry() {
     let env = Env::new();
     let server = brave(Reply::status(429, "application/json", "{}").header("Retry-After", "30"));
+    let owned = brave_vars(&server);
+    let answer = search(&env, &vars(&owned), json!({"query": "rust"}));
+    assert_eq!(
+        answer,
+        json!({"error": "Rate limit exceeded (HTTP 429 from 127.0.0.1): retry after 30 s",
+            "error_code": "RATE_LIMIT"})
+    );
+    let server = brave(Reply::status(429, "application/json", "{}"));
     let owned = brave_vars(&server);
     let answer = search(&env, &vars(&owned), json!({"query": "rust"}));
     assert_eq!(

@@ -48,6 +48,9 @@ pub struct Fetched {
     pub body: Vec<u8>,
     /// `Some(bound)` when the download stopped at the bound.
     pub cut: Option<u64>,
+    /// The `Retry-After` header, as sent: when a 429 or 503 may be tried
+    /// again (web_search's `RATE_LIMIT` says it).
+    pub retry_after: Option<String>,
 }
 
 /// Fetches `req.url` under `policy`. Errors: `INVALID_ARG` (a malformed
@@ -146,6 +149,7 @@ fn read(
         |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let (content_type, charset) = media_type(header("content-type").as_deref());
     let encoding = header("content-encoding");
+    let retry_after = header("retry-after");
     let status = response.status().as_u16();
     let mut raw = Vec::new();
     let bound = policy.max_bytes;
@@ -160,7 +164,7 @@ fn read(
         bound
     });
     let body = decode(raw, encoding.as_deref(), bound, cut.is_some(), url.as_str())?;
-    Ok(Fetched { url: url.to_string(), status, content_type, charset, body, cut })
+    Ok(Fetched { url: url.to_string(), status, content_type, charset, body, cut, retry_after })
 }
 
 /// `Content-Type`'s media type (lowercased, no parameters) and charset.

@@ -125,7 +125,8 @@ pub fn refused(
             Some(secs) if !secs.is_empty() && secs.bytes().all(|b| b.is_ascii_digit()) => {
                 format!("Rate limit exceeded (HTTP 429 from {host}): retry after {secs} s")
             }
-            Some(when) if !when.is_empty() => {
+            // An HTTP date is 29 characters; anything longer is not one.
+            Some(when) if !when.is_empty() && when.len() <= 64 => {
                 format!("Rate limit exceeded (HTTP 429 from {host}): retry after {when}")
             }
             _ => format!(
@@ -200,6 +201,12 @@ mod tests {
               settings.yml must list json under search.formats, and it must not require a login"),
             (brave(), 429, Some("7"), b"", "RATE_LIMIT",
              "Rate limit exceeded (HTTP 429 from api.search.brave.com): retry after 7 s"),
+            (brave(), 429, Some("Wed, 21 Oct 2026 07:28:00 GMT"), b"", "RATE_LIMIT",
+             "Rate limit exceeded (HTTP 429 from api.search.brave.com): retry after Wed, 21 Oct \
+              2026 07:28:00 GMT"),
+            (brave(), 429, Some(&"x".repeat(65)), b"", "RATE_LIMIT",
+             "Rate limit exceeded (HTTP 429 from api.search.brave.com): wait before searching \
+              again (Brave's free plan: 1 search a second, 2,000 a month)"),
             (brave(), 422, None,
              br#"{"type":"ErrorResponse","error":{"detail":"Unable to validate request parameter(s)","status":422}}"#,
              "API_ERROR",

@@ -12,7 +12,7 @@ use super::settings::Settings;
 /// What the provider answered.
 pub struct Reply {
     pub status: u16,
-    /// `Retry-After`, when the client tells it.
+    /// `Retry-After`, when the provider sent it.
     pub retry_after: Option<String>,
     pub body: Vec<u8>,
 }
@@ -35,7 +35,7 @@ pub fn get(
             "The search API's answer passed {bound} bytes ({MAX_BYTES_VAR}) and was not read"
         )));
     }
-    Ok(Reply { status: fetched.status, retry_after: None, body: fetched.body })
+    Ok(Reply { status: fetched.status, retry_after: fetched.retry_after, body: fetched.body })
 }
 
 /// The host of the configured endpoint, as the client names it.
