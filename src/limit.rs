@@ -288,7 +288,13 @@ impl Bounded {
     /// room.
     fn push_tail(&mut self, mut body: &[u8], mut known: Option<usize>) {
         let cap = self.tail_cap();
-        if body.is_empty() || cap == 0 {
+        if body.is_empty() {
+            return;
+        }
+        if cap == 0 {
+            // A page keeps no tail: what it would follow is the output's
+            // last byte, which says whether the last line left out ends.
+            self.before_tail = body.last().copied();
             return;
         }
         if body.len() > cap {

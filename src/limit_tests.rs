@@ -508,3 +508,22 @@ fn lines_skipped_with_their_count_are_named_as_if_pushed() {
     assert_eq!((parts, told.clone()), answer(false));
     assert!(told.contains("(lines "), "{told}");
 }
+
+/// Regression: a page (head only) of an output ending with a newline named
+/// one line more than it has as the last left out (`lines 310-200001` of
+/// web_fetch's 200,000 lines): the output's last byte was never seen.
+#[test]
+fn a_page_names_the_last_line_left_out_as_the_output_has_it() {
+    for (last, expected) in [("four\n", (3, 4)), ("four", (3, 4)), ("four\nfive", (3, 5))] {
+        let mut b = Bounded::for_answer_from_start(Some(ANSWER_RESERVE + 12));
+        for line in ["one\n", "two\n", "three\n", last] {
+            b.push(line.as_bytes());
+        }
+        let mut seen = None;
+        b.finish_parts_with(|cut| {
+            seen = Some(*cut);
+            String::from("M")
+        });
+        assert_eq!(seen.and_then(|c| c.lines), Some(expected), "{last:?}");
+    }
+}

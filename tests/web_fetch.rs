@@ -35,6 +35,10 @@ fn server() -> Server {
             let lines: String = (1..=10).map(|n| format!("line {n}\n")).collect();
             Reply::ok("text/plain", lines)
         }
+        "/many" => {
+            let lines: String = (1..=1000).map(|n| format!("line {n}\n")).collect();
+            Reply::ok("text/plain", lines)
+        }
         "/app" => Reply::ok(
             "text/html",
             "<html><head><title>My App</title></head><body><div id=root></div>\
@@ -117,6 +121,40 @@ fn web_fetch_offset_and_limit_page_by_line_and_next_offset_says_where_to_go_on()
         json!({"output": "line 9\nline 10\n", "url": url, "title": "",
             "content_type": "text/plain", "total_lines": 10})
     );
+}
+
+/// The output limit cuts a page after whole lines from its start, as
+/// `limit` does, and says where to go on: the same `next_offset`, and
+/// file_read's marker naming the lines left out (the last of them as the
+/// page has it, not one more).
+#[test]
+fn web_fetch_the_output_limit_cuts_after_whole_lines_and_says_where_to_go_on() {
+    let (env, server) = (Env::new(), server());
+    let url = server.url("/many");
+    let limited = |args: Value| {
+        let ran = env
+            .cmd("web_fetch")
+            .env("IKIGAI_TOOLS_PROFILE", "full")
+            .env(ALLOW.0, ALLOW.1)
+            .env("IKIGAI_TOOLS_MAX_OUTPUT", "600")
+            .stdin(args.to_string())
+            .run();
+        assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+        ran.json()
+    };
+    let shown: String = (1..=52).map(|n| format!("line {n}\n")).collect();
+    let marker = "[... 8486 bytes omitted (lines 53-1000); continue with offset=53 (limit=N for N \
+                  lines) ...]\n";
+    assert_eq!(
+        limited(json!({"url": url})),
+        json!({"output": format!("{shown}{marker}"), "url": url, "title": "",
+            "content_type": "text/plain", "total_lines": 1000, "next_offset": 53})
+    );
+    // Going on from there: the next lines, and where to go on again.
+    let next = limited(json!({"url": url, "offset": 53}));
+    let output = next["output"].as_str().unwrap_or_default();
+    assert!(output.starts_with("line 53\nline 54\n"), "{next}");
+    assert_eq!(next["next_offset"], json!(53 + output.lines().count() as u64 - 1), "{next}");
 }
 
 #[test]
