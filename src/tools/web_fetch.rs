@@ -12,6 +12,9 @@ mod convert;
 mod extract;
 mod page;
 
+/// HTML's text, for web_search's snippets: one HTML reader.
+pub(super) use extract::text_of as html_text;
+
 use crate::context::Context;
 use crate::error::ToolError;
 use crate::protocol::{Args, Outcome};

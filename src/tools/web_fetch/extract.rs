@@ -156,6 +156,13 @@ fn prune(node: &Rc<Node>, base: Option<&Url>, in_article: bool, depth: usize) {
     }
 }
 
+/// The text an HTML fragment reads as: its text nodes, entities decoded,
+/// white space folded (web_search's snippets, which providers mark up
+/// with `<strong>` and `&amp;`).
+pub fn text_of(html: &str) -> String {
+    collapsed_text(&super::convert::parse(html))
+}
+
 /// The text below `node`, whitespace runs made one space, trimmed.
 fn collapsed_text(node: &Rc<Node>) -> String {
     let mut text = String::new();
@@ -192,6 +199,16 @@ mod tests {
 
     fn text(page: &Page) -> String {
         collapsed_text(&page.content)
+    }
+
+    #[test]
+    fn a_fragments_text_has_no_tags_its_entities_decoded_and_space_folded() {
+        assert_eq!(
+            text_of("The <strong>Rust</strong> &amp; C&#43;&#x2B;\n\n book &lt;3 a < b &foo; &"),
+            "The Rust & C++ book <3 a < b &foo; &"
+        );
+        assert_eq!(text_of("<b>é</b>&nbsp;x"), "é x");
+        assert_eq!(text_of("<h1>Internal\nError</h1>"), "Internal Error");
     }
 
     #[test]
