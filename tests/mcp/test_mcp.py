@@ -139,12 +139,17 @@ def test_lists_the_six_tools_with_schemas_titles_and_hints(mode, profile):
         assert tool.description == schema["description"]
         assert tool.input_schema == schema["parameters"]
         assert tool.title
-        read_only = name in ("file_read", "glob", "grep", "job_output", "job_list", "list_allowed_directories")
+        read_only = name in ("file_read", "glob", "grep", "job_output", "job_list", "list_allowed_directories",
+                             "web_fetch", "web_search")
         assert tool.annotations.read_only_hint is read_only
         if not read_only:
             assert tool.annotations.destructive_hint is True
-        # What job_write types, the job's command runs, as bash's does.
-        if name not in ("bash", "job_write"):
+        # What job_write types, the job's command runs, as bash's does; the
+        # web tools read the web. MCP's default for an unsaid openWorldHint
+        # is true.
+        if name in ("bash", "job_write", "web_fetch", "web_search"):
+            assert tool.annotations.open_world_hint in (None, True)
+        else:
             assert tool.annotations.open_world_hint is False
 
 
@@ -842,3 +847,82 @@ def test_over_http_client_roots_outside_the_root_ceiling_are_refused(mode, confi
     assert result.structured_content["error_code"] == "PERMISSION_DENIED"
     assert "are not within the directories the server was started with (--root " in result.structured_content["error"]
     assert not os.path.exists(f"{dirs['outside']}/f"), "bash wrote outside the --root ceiling"
+
+
+# --- the web tools over MCP ---------------------------------------------------
+
+
+@pytest.fixture
+def web_server():
+    """A local server: an HTML page, and a SearXNG instance's JSON API."""
+    import http.server
+    import threading
+
+    page = (b"<html><head><title>Local page</title></head><body><nav>menu</nav>"
+            b"<main><h1>Hello</h1><p>Some <b>bold</b> text.</p></main></body></html>")
+    results = {"results": [
+        {"title": "Rust <b>book</b>", "url": "https://doc.rust-lang.org/book/", "content": "The Rust &amp; book"},
+        {"title": "Blocked", "url": "https://spam.example/x", "content": "no"},
+    ]}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.startswith("/search?"):
+                body, kind = json.dumps(results).encode(), "application/json"
+            else:
+                body, kind = page, "text/html; charset=utf-8"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_web_fetch_and_web_search_over_mcp_answer_as_the_command_line(mode, web_server):
+    """One install: an MCP host fetches a page and searches (a SearXNG of the
+    user's own); loopback is reached only because the setting names it, and
+    without the setting the same fetch is refused."""
+    env = {
+        "IKIGAI_TOOLS_FETCH_ALLOW": "127.0.0.1",
+        "IKIGAI_TOOLS_SEARCH_PROVIDER": "searxng",
+        "IKIGAI_TOOLS_SEARCH_URL": web_server,
+    }
+    fetch = {"url": f"{web_server}/page"}
+    search = {"query": "rust book", "blocked_domains": ["spam.example"]}
+
+    async def go(env):
+        async with session(mode, env=env) as c:
+            return await c.call_tool("web_fetch", fetch), await c.call_tool("web_search", search)
+
+    fetched, searched = run(go, env)
+    assert fetched.is_error is False
+    assert fetched.structured_content == {
+        "output": "# Hello\n\nSome **bold** text.",
+        "url": f"{web_server}/page",
+        "title": "Local page",
+        "content_type": "text/html",
+        "total_lines": 3,
+    }
+    assert fetched.structured_content == command_line("web_fetch", fetch, env)
+    assert text_of(fetched).startswith("# Hello\n\nSome **bold** text.\n")
+    assert searched.is_error is False
+    answer = searched.structured_content
+    assert answer == command_line("web_search", search, env)
+    assert answer["results"] == [
+        {"title": "Rust book", "url": "https://doc.rust-lang.org/book/", "snippet": "The Rust & book"}
+    ]
+    assert answer["filtered"] == 1
+
+    refused, _ = run(go, {})
+    assert refused.is_error is True
+    assert refused.structured_content["error_code"] == "PERMISSION_DENIED"
+    assert text_of(refused).startswith("PERMISSION_DENIED: Refused to connect to 127.0.0.1: a loopback address")
