@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::http_server::{Reply, Seen, Server};
+use crate::common::procs::Measured;
 use crate::common::{skipped, Env};
 
 const ALLOW: &str = "IKIGAI_TOOLS_FETCH_ALLOW";
@@ -213,35 +214,21 @@ fn gzip_bomb(decoded: u64) -> Vec<u8> {
 }
 
 /// Runs the `web_fetch` link on `args` and returns its answer and its peak
-/// RSS in KiB (wait4's, the child's own).
-// The child is reaped by wait4 below, which std's Child does not see.
-#[allow(clippy::zombie_processes)]
-fn fetch_measured(allow: &str, args: &Value) -> (Value, i64) {
+/// RSS in bytes, measured from the small helper process (a child of this
+/// big test process would start with its high-water mark:
+/// `common::procs::Measured`).
+fn fetch_measured(allow: &str, args: &Value) -> (Value, u64) {
     let env = Env::new();
-    let mut child = Command::new(env.link("web_fetch"))
-        .current_dir(env.work())
-        .env("IKIGAI_TOOLS_PROFILE", "full")
-        .env(ALLOW, allow)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn web_fetch");
-    child.stdin.take().expect("stdin").write_all(args.to_string().as_bytes()).expect("args");
-    let mut out = String::new();
-    child.stdout.take().expect("stdout").read_to_string(&mut out).expect("answer");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our child, not yet reaped (std's Child is never
-    // waited on), and both pointers are to live locals of the right types.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "wait4");
-    (
-        serde_json::from_str(&out).unwrap_or_else(|_| panic!("one JSON answer: {out:?}")),
-        usage.ru_maxrss,
+    let report = Measured::start(
+        &env.link("web_fetch"),
+        &env.work(),
+        args.to_string().as_bytes(),
+        &[("IKIGAI_TOOLS_PROFILE", Some("full")), (ALLOW, Some(allow))],
     )
+    .finish();
+    let answer = serde_json::from_slice(&report.stdout)
+        .unwrap_or_else(|_| panic!("one JSON answer: {report:?}"));
+    (answer, report.reaped.max_rss)
 }
 
 #[test]
@@ -251,14 +238,16 @@ fn a_gzip_bomb_is_an_error_in_bounded_memory() {
     let server = Server::start(move |_| {
         Reply::ok("text/html", bomb.clone()).header("Content-Encoding", "gzip")
     });
-    let (answer, rss_kib) = fetch_measured("127.0.0.1", &json!({"url": server.url("/")}));
+    let (answer, rss) = fetch_measured("127.0.0.1", &json!({"url": server.url("/")}));
     let expected = format!(
         "The gzip body of {} decompressed past 10485760 bytes: refused as a decompression bomb \
          (IKIGAI_TOOLS_FETCH_MAX_BYTES bounds it)",
         server.url("/")
     );
     assert_eq!(error(&answer), ("NETWORK_ERROR".into(), expected), "a bomb is an error");
-    assert!(rss_kib < 96 * 1024, "peak RSS {rss_kib} KiB, under 96 MiB");
+    // The body's 10 MiB bound, decoded once, and the program: not 512 MiB.
+    let bound = Measured::floor(&Env::new()) + 3 * (10 << 20);
+    assert!(rss < bound, "peak RSS {rss} bytes, bound {bound}");
 }
 
 #[test]
