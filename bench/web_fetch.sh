@@ -10,7 +10,10 @@
 # - over MCP, one stdio session of each server driven from one Python
 #   process (bench/web_fetch.py), the calls interleaved: the first call with
 #   the server's start (`cold`), then the median of BENCH_RUNS calls, and the
-#   session's peak RSS (wait4: the largest of the server and what it forked);
+#   session's peak RSS (wait4: the largest of the server and what it waited
+#   for; ours runs each call in a child of its spawner, which the server
+#   does not wait for, so its figure is the server's alone and a call's peak
+#   is the link's, below);
 # - ours as an ikigai host calls it: the `web-fetch` link, JSON on stdin, one
 #   process a call, under /usr/bin/time (median wall time, largest RSS).
 # Both convert the whole page and answer its first part: ours its default
@@ -149,12 +152,15 @@ m = json.loads(os.environ["MCP"])
 o, t = m["ours"], m["theirs"]
 cli_ms, cli_kb = float(os.environ["CLI_MS"]), int(os.environ["CLI_KB"])
 def r(a, b):
-    return f"{a / b:.2f}" if b else "—"
+    if not b:
+        return "—"
+    return f"{a / b:.3f}" if a / b < 0.01 else f"{a / b:.2f}"
 print("| 5 MB page | web_fetch | mcp-server-fetch | Ratio |")
 print("|---|---:|---:|---:|")
 print(f"| a call over MCP (median) | {o['call_ms']:.0f} ms | {t['call_ms']:.0f} ms | **{r(o['call_ms'], t['call_ms'])}** |")
 print(f"| start + handshake + first call | {o['cold_ms']:.0f} ms | {t['cold_ms']:.0f} ms | {r(o['cold_ms'], t['cold_ms'])} |")
-print(f"| peak RSS of the session | {o['peak_rss_kb'] / 1024:.1f} MiB | {t['peak_rss_kb'] / 1024:.1f} MiB | **{r(o['peak_rss_kb'], t['peak_rss_kb'])}** |")
+print(f"| peak RSS: ours the call's process (the link's), theirs the server | {cli_kb / 1024:.1f} MiB | {t['peak_rss_kb'] / 1024:.1f} MiB | **{r(cli_kb, t['peak_rss_kb'])}** |")
+print(f"| peak RSS of the server process | {o['peak_rss_kb'] / 1024:.1f} MiB | {t['peak_rss_kb'] / 1024:.1f} MiB | {r(o['peak_rss_kb'], t['peak_rss_kb'])} |")
 print(f"| the `web-fetch` link, a process a call (median; peak RSS) | {cli_ms:.0f} ms; {cli_kb / 1024:.1f} MiB | — | {r(cli_ms, t['call_ms'])}; {r(cli_kb, t['peak_rss_kb'])} |")
 print(f"| the answer (JSON-RPC bytes) | {o['answer_bytes']} | {t['answer_bytes']} | — |")
 EOF
