@@ -48,13 +48,8 @@ if [ -z "$binary" ]; then
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 
-if ! "$venv/bin/python" -c '' 2>/dev/null; then
-    say "bench: creating $venv"
-    python3 -m venv --clear "$venv"
-fi
-if ! "$venv/bin/pip" freeze 2>/dev/null | grep -q -x -F "$pin"; then
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "$pin"
-fi
+. "$root/tests/pinned_venv.sh"
+VENV_VAR=FETCH_VENV pinned_venv bench "$venv" "$pin"
 
 tmp="$(mktemp -d /tmp/ikigai-bench-web.XXXXXX)"
 server_pid=""

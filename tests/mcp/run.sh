@@ -22,17 +22,7 @@ if [ ! -x "$binary" ]; then
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 
-if ! "$venv/bin/python" -c '' 2>/dev/null; then
-    if [ -e "$venv" ] && [ ! -w "$venv" ]; then
-        echo "tests/mcp: $venv is not usable by $(id -un); set MCP_VENV to a directory of yours" >&2
-        exit 1
-    fi
-    echo "tests/mcp: creating $venv" >&2
-    python3 -m venv --clear "$venv"
-fi
-if ! "$venv/bin/python" -c 'import mcp, pytest' 2>/dev/null \
-    || [ "$("$venv/bin/pip" freeze 2>/dev/null | grep -c -x -F -e "${pins[0]}" -e "${pins[1]}")" != 2 ]; then
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
-fi
+. "$root/tests/pinned_venv.sh"
+VENV_VAR=MCP_VENV pinned_venv tests/mcp "$venv" "${pins[@]}"
 
 IKIGAI_TOOLS_BIN="$binary" exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/test_mcp.py" "$@"

@@ -28,16 +28,7 @@ if ! IKIGAI_TOOLS_PROFILE=full "$binary" --list | grep -q -x web-fetch; then
     exit 1
 fi
 
-if ! "$venv/bin/python" -c '' 2>/dev/null; then
-    if [ -e "$venv" ] && [ ! -w "$venv" ]; then
-        echo "tests/web: $venv is not usable by $(id -un); set WEB_VENV to a directory of yours" >&2
-        exit 1
-    fi
-    echo "tests/web: creating $venv" >&2
-    python3 -m venv --clear "$venv"
-fi
-if [ "$("$venv/bin/pip" freeze 2>/dev/null | grep -c -x -F -e "${pins[0]}" -e "${pins[1]}")" != 2 ]; then
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
-fi
+. "$root/tests/pinned_venv.sh"
+VENV_VAR=WEB_VENV pinned_venv tests/web "$venv" "${pins[@]}"
 
 exec "$venv/bin/python" "$here/differential.py" "$binary" "$@"
