@@ -13,6 +13,10 @@ pub enum ExitCode {
     /// The command line cannot be made sense of: an unknown tool, a wrong
     /// option, a bad value.
     UsageError,
+    /// `doctor`: a confinement layer is missing, confined calls still run.
+    LayersMissing,
+    /// `doctor`: a confined call is refused on this kernel.
+    ConfinedRefused,
     /// Stopped by signal N (the MCP server on SIGTERM, SIGINT or SIGHUP):
     /// 128+N, as a shell reports it.
     StoppedBy(i32),
@@ -25,6 +29,8 @@ impl ExitCode {
             ExitCode::Success => 0,
             ExitCode::Failure => 1,
             ExitCode::UsageError => 2,
+            ExitCode::LayersMissing => 3,
+            ExitCode::ConfinedRefused => 4,
             ExitCode::StoppedBy(signal) => {
                 u8::try_from(crate::process::status::signal_exit_code(signal)).unwrap_or(u8::MAX)
             }

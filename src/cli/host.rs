@@ -27,6 +27,7 @@ const CHECK: &str = "check";
 const CALL: &str = "call";
 const LIST: &str = "list";
 const MCP: &str = "mcp";
+use super::doctor::DOCTOR;
 
 /// The longest `--timeout` taken: a year. Far beyond any call, and far from
 /// where a deadline stops being a time the clock can hold.
@@ -34,12 +35,19 @@ const MAX_TIMEOUT_SECS: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Whether `name` is one of the host subcommands.
 pub fn is_host_command(name: &str) -> bool {
-    [CATALOG, CHECK, CALL, LIST, MCP].contains(&name)
+    [CATALOG, CHECK, CALL, LIST, MCP, DOCTOR].contains(&name)
 }
 
 /// The host subcommands, for the `ikigai-tools` applet.
 pub fn commands() -> Vec<Command> {
-    vec![catalog_command(), check_command(), call_command(), list_command(), mcp_command()]
+    vec![
+        catalog_command(),
+        check_command(),
+        call_command(),
+        list_command(),
+        mcp_command(),
+        super::doctor::command(),
+    ]
 }
 
 /// Runs the host subcommand `name`.
@@ -53,6 +61,7 @@ pub fn run(name: &str, m: &ArgMatches) -> ExitCode {
         CALL => run_call(m),
         LIST => run_list(m),
         MCP => run_mcp(m),
+        DOCTOR => super::doctor::run(m),
         _ => ExitCode::UsageError,
     }
 }

@@ -11,6 +11,7 @@
 //!   the closest name to a mistyped command;
 //! - `host`: the `catalog`, `check`, `call` and `list` subcommands over the
 //!   [`crate::host`] library;
+//! - `doctor`: the `doctor` subcommand, the confinement report;
 //! - `exit_code`: the exit statuses, named;
 //! - `report`: the messages it makes (a panic, an unknown tool), printed
 //!   as every message is by the one printer, `crate::print`.
@@ -22,6 +23,7 @@
 mod app;
 mod call_form;
 mod dispatch;
+mod doctor;
 mod exit_code;
 mod help;
 mod host;

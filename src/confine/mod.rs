@@ -20,6 +20,10 @@
 //! - `reach`: whether a directory lies where a confined command may write
 //!   (beneath a root or the private temporary directory), by identity;
 //! - `probe`: what the kernel offers, and the refusals when it lacks it;
+//! - `report`: each layer available or not and why, and what a confined
+//!   call will therefore do (`ikigai-tools doctor`, the MCP server's start);
+//! - `outer`: `IKIGAI_TOOLS_CONFINE=outer`, every layer there is instead of
+//!   a refusal where one is missing;
 //! - `source`: where the roots were given (`IKIGAI_TOOLS_ROOTS`, the MCP
 //!   server's `--root`, the client's roots), which a refusal names;
 //! - `error`: why something was refused, and its tool error.
@@ -30,8 +34,10 @@ pub mod beneath;
 pub mod error;
 pub mod landlock;
 pub mod namespace;
+pub mod outer;
 pub mod probe;
 pub mod reach;
+pub mod report;
 pub mod roots;
 pub mod sandbox;
 pub mod seccomp;
@@ -41,6 +47,7 @@ pub mod temp;
 pub use beneath::{open_entry, openat_beneath};
 pub use error::ConfineError;
 pub use landlock::NETWORK_VAR;
+pub use outer::CONFINE_VAR;
 pub use roots::{Roots, ROOTS_VAR, ROOT_FDS_VAR};
 pub use sandbox::Sandbox;
 pub use source::{Source, ROOTS_FROM_VAR};
