@@ -6,7 +6,7 @@
 //! The names are the constants of the modules that read them; the two
 //! without one (`TMPDIR`, `IKIGAI_LIBEXEC_DIR`) are named here.
 
-use crate::confine::{NETWORK_VAR, ROOTS_FROM_VAR, ROOTS_VAR, ROOT_FDS_VAR};
+use crate::confine::{CONFINE_VAR, NETWORK_VAR, ROOTS_FROM_VAR, ROOTS_VAR, ROOT_FDS_VAR};
 use crate::context::{IMAGES_VAR, LOCK_WAIT_VAR, MAX_OUTPUT_VAR};
 use crate::jobs::settings::{
     AGENT_VAR, RUNTIME_DIR_VAR, SESSION_VAR, STATE_DIR_VAR, TTL_VAR, YIELD_VAR,
@@ -115,6 +115,15 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         name: NETWORK_VAR,
         meaning: "`on` lets a confined command open TCP connections",
         default: "shut by default",
+        reader: Reader::Tools(&["bash"]),
+        full_only: false,
+    },
+    EnvVar {
+        name: CONFINE_VAR,
+        meaning: "`outer`: the container is the boundary; where the kernel lacks a layer of \
+                  bash's sandbox, a confined command runs under the others instead of being \
+                  refused (`ikigai-tools doctor` lists them)",
+        default: "unset: refused, failing closed",
         reader: Reader::Tools(&["bash"]),
         full_only: false,
     },

@@ -166,6 +166,11 @@ fn run_mcp(m: &ArgMatches) -> ExitCode {
         }
         false => None,
     };
+    // What confinement holds here, one line per missing layer, before the
+    // spawner's fork (docs/CONFINEMENT.md, "What doctor reports").
+    for line in crate::confine::report::shared().missing_lines() {
+        print_command_error(MCP, line);
+    }
     let settings = crate::mcp::CallSettings {
         spawner: crate::mcp::start_spawner(super::run_forked),
         profile: mcp_profile(m),

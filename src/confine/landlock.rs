@@ -45,6 +45,7 @@ use landlock::{
 use rustix::fs::{open, Mode, OFlags};
 
 use super::error::ConfineError;
+use super::outer;
 use super::probe;
 use super::roots::Roots;
 use super::temp;
@@ -66,6 +67,9 @@ const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 #[derive(Debug)]
 pub struct Rules {
     ruleset: Option<RulesetCreated>,
+    /// No ruleset at all: the kernel has too little Landlock and
+    /// `IKIGAI_TOOLS_CONFINE=outer` runs the command without it.
+    absent: bool,
     /// The private temporary directory, and the descriptor it was checked
     /// through.
     temp: PathBuf,
@@ -78,7 +82,14 @@ pub struct Rules {
 impl Rules {
     /// Builds the ruleset for `roots`, with TCP open when `network`.
     pub fn prepare(roots: &Roots, network: bool) -> Result<Rules, ConfineError> {
-        let kernel_abi = probe::require_landlock(network)?;
+        let kernel_abi = match probe::require_landlock(network) {
+            Ok(abi) => abi,
+            // The container is the boundary: the file-system rules where
+            // the kernel has them (TCP then left to the seccomp filter),
+            // else none (docs/CONFINEMENT.md, "Where a layer is missing").
+            Err(_) if outer::outer() => probe::landlock_abi(),
+            Err(refusal) => return Err(refusal),
+        };
         let temp = temp::open_sandbox_temp()?;
         Rules::prepare_in(roots, network, kernel_abi, &temp.path, temp.fd)
     }
@@ -120,6 +131,16 @@ impl Rules {
                 });
             }
         }
+        if kernel_abi < probe::MIN_FS_ABI {
+            return Ok(Rules {
+                ruleset: None,
+                absent: true,
+                temp: tmp.to_path_buf(),
+                temp_fd,
+                #[cfg(test)]
+                writable: Vec::new(),
+            });
+        }
         let abi = ABI::from(kernel_abi.min(TESTED_ABI));
         let scoped = kernel_abi >= SCOPE_ABI;
         let failed = |e: landlock::RulesetError| {
@@ -129,7 +150,7 @@ impl Rules {
             .set_compatibility(CompatLevel::HardRequirement)
             .handle_access(AccessFs::from_all(abi))
             .map_err(failed)?;
-        if !network {
+        if !network && kernel_abi >= probe::NET_ABI {
             ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(failed)?;
         }
         if scoped {
@@ -163,6 +184,7 @@ impl Rules {
         }
         Ok(Rules {
             ruleset: Some(created),
+            absent: false,
             temp: tmp.to_path_buf(),
             temp_fd,
             #[cfg(test)]
@@ -191,6 +213,14 @@ impl Rules {
     /// (so the child does not exec) unless both are fully in force. Makes
     /// system calls only: nothing is allocated.
     pub fn restrict_in_child(&mut self) -> io::Result<()> {
+        if self.absent {
+            // No set-uid program regains what the other layers dropped.
+            // SAFETY: prctl with integer arguments.
+            if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            return Ok(());
+        }
         let Some(ruleset) = self.ruleset.take() else {
             // Applied already (a second exec attempt): nothing left to do,
             // and nothing may run unconfined either.

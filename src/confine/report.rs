@@ -177,7 +177,12 @@ impl Facts {
             since(SCOPE_ABI, "6.12", "signals and abstract Unix sockets kept inside");
         [
             Layer { name: "landlock", label: "Landlock", available, detail },
-            Layer { name: "landlock_tcp", label: "Landlock TCP rules", available: tcp, detail: tcp_detail },
+            Layer {
+                name: "landlock_tcp",
+                label: "Landlock TCP rules",
+                available: tcp,
+                detail: tcp_detail,
+            },
             Layer {
                 name: "landlock_scopes",
                 label: "Landlock scopes",
@@ -203,21 +208,22 @@ impl Facts {
         let detail = match self.user_namespace {
             Ok(()) => "unshare(CLONE_NEWUSER) works".to_owned(),
             Err(e) => {
-                let why = sysctl(
-                    &self.unprivileged_userns_clone,
-                    "kernel.unprivileged_userns_clone=0",
-                )
-                .or_else(|| sysctl(&self.max_user_namespaces, "user.max_user_namespaces=0"))
-                .unwrap_or_else(|| match e {
-                    libc::ENOSPC => "the user's count (user.max_user_namespaces) is used up"
-                        .to_owned(),
-                    libc::EUSERS => "nested too deep (32 user namespaces)".to_owned(),
-                    libc::EINVAL => "the kernel has no user namespaces (CONFIG_USER_NS)".to_owned(),
-                    _ if self.filtered => {
-                        "a seccomp filter of the container refused unshare".to_owned()
-                    }
-                    _ => "unshare(CLONE_NEWUSER) refused".to_owned(),
-                });
+                let why =
+                    sysctl(&self.unprivileged_userns_clone, "kernel.unprivileged_userns_clone=0")
+                        .or_else(|| sysctl(&self.max_user_namespaces, "user.max_user_namespaces=0"))
+                        .unwrap_or_else(|| match e {
+                            libc::ENOSPC => {
+                                "the user's count (user.max_user_namespaces) is used up".to_owned()
+                            }
+                            libc::EUSERS => "nested too deep (32 user namespaces)".to_owned(),
+                            libc::EINVAL => {
+                                "the kernel has no user namespaces (CONFIG_USER_NS)".to_owned()
+                            }
+                            _ if self.filtered => {
+                                "a seccomp filter of the container refused unshare".to_owned()
+                            }
+                            _ => "unshare(CLONE_NEWUSER) refused".to_owned(),
+                        });
                 format!("{}: {why}", name(e))
             }
         };
@@ -248,6 +254,13 @@ impl Facts {
             detail,
         }
     }
+}
+
+/// The report of this process, probed once: the MCP server probes it at
+/// start, before it starts threads, and its sessions' instructions read it.
+pub fn shared() -> &'static Report {
+    static REPORT: std::sync::OnceLock<Report> = std::sync::OnceLock::new();
+    REPORT.get_or_init(Report::probe)
 }
 
 impl Report {
@@ -312,10 +325,8 @@ impl Report {
 
     /// For a person.
     pub fn text(&self) -> String {
-        let mut out = format!(
-            "Confinement on Linux {} (what allowed roots get here):\n",
-            self.kernel
-        );
+        let mut out =
+            format!("Confinement on Linux {} (what allowed roots get here):\n", self.kernel);
         for layer in &self.layers {
             let yes = if layer.available { "yes" } else { "no " };
             let _ = writeln!(out, "  {:<24} {yes} {}", layer.label, layer.detail);
@@ -325,7 +336,8 @@ impl Report {
         let _ = writeln!(out, "A confined call:");
         let _ = writeln!(out, "  file tools: {}", self.file_tools.detail);
         let _ = writeln!(out, "  bash{plain}: {}", self.bash.detail);
-        let _ = writeln!(out, "  bash with {CONFINE_VAR}={OUTER}{mode}: {}", self.bash_outer.detail);
+        let _ =
+            writeln!(out, "  bash with {CONFINE_VAR}={OUTER}{mode}: {}", self.bash_outer.detail);
         out
     }
 
@@ -347,10 +359,8 @@ impl Report {
 
     /// One line per missing layer, for the MCP server's stderr at start.
     pub fn missing_lines(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .missing()
-            .map(|l| format!("confinement: no {} ({})", l.label, l.detail))
-            .collect();
+        let mut lines: Vec<String> =
+            self.missing().map(|l| format!("confinement: no {} ({})", l.label, l.detail)).collect();
         if !lines.is_empty() {
             let mode = if self.outer { format!(" ({CONFINE_VAR}={OUTER})") } else { String::new() };
             lines.push(format!("confinement: bash{mode} {}", self.bash_in_force().detail));
@@ -358,13 +368,14 @@ impl Report {
         lines
     }
 
-    /// A sentence for the MCP `instructions`, only where a layer is
-    /// missing: empty otherwise, so that nothing is paid where all is well.
+    /// A sentence for the MCP `instructions`, only where a confined call
+    /// runs with fewer layers than bash's three, or is refused: empty
+    /// otherwise, so that no host pays for it where all is well.
     pub fn sentence(&self) -> String {
-        if self.missing().next().is_none() {
+        let bash = self.bash_in_force();
+        if self.file_tools.runs && bash.runs && bash.layers.len() == 3 {
             return String::new();
         }
-        let bash = self.bash_in_force();
         let bash = if bash.runs {
             format!("confined bash runs under {}", bash.layers.join(", "))
         } else {

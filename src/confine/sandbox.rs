@@ -30,6 +30,7 @@ use super::namespace::{self, Failure, Identity, Plan};
 use super::openat_beneath;
 use super::roots::Roots;
 use super::seccomp::Filter;
+use super::{outer, probe};
 use crate::process::group;
 
 /// The error a spawn fails with when the kernel gave no namespace before
@@ -98,7 +99,9 @@ impl<'r> Sandbox<'r> {
 /// starts in.
 pub struct Prepared {
     rules: landlock::Rules,
-    filter: Filter,
+    /// None only with `IKIGAI_TOOLS_CONFINE=outer` where the kernel has no
+    /// seccomp filters.
+    filter: Option<Filter>,
     namespace: Option<Plan>,
     cwd: CString,
     cwd_fd: OwnedFd,
@@ -119,7 +122,18 @@ impl Prepared {
         workdir: Option<&Path>,
     ) -> Result<Self, ConfineError> {
         let rules = landlock::Rules::prepare(roots, network)?;
-        let filter = Filter::confined(network, namespace)?;
+        let filter = match probe::seccomp_available() {
+            Ok(()) => Some(Filter::confined(network, namespace)?),
+            // The container is the boundary (docs/CONFINEMENT.md, "Where a
+            // layer is missing").
+            Err(_) if outer::outer() => None,
+            Err(errno) => {
+                return Err(ConfineError::Unsupported(format!(
+                    "the kernel gives no seccomp filters ({})",
+                    std::io::Error::from_raw_os_error(errno)
+                )))
+            }
+        };
         let namespace = if namespace {
             let mut writable: Vec<_> = roots.roots().iter().map(|r| (r.path(), r.fd())).collect();
             writable.push((rules.temp_dir(), rules.temp_fd()));
@@ -177,7 +191,10 @@ impl Prepared {
             }
         }
         self.rules.restrict_in_child()?;
-        self.filter.apply_in_child()
+        match &self.filter {
+            Some(filter) => filter.apply_in_child(),
+            None => Ok(()),
+        }
     }
 }
 

@@ -291,9 +291,11 @@ fn instructions(profile: Profile, roots: &CommandLine) -> String {
     let ask =
         if profile.is_full() { " list_allowed_directories lists those in force." } else { "" };
     format!(
-        "Tools to act on this machine: {}. Each call runs in a process of its own.{jobs} {}{ask}",
+        "Tools to act on this machine: {}. Each call runs in a process of its own.{jobs} {}{ask}{}",
         names.join(", "),
-        roots.described()
+        roots.described(),
+        // Only where a layer is missing (docs/CONFINEMENT.md, "What doctor reports").
+        crate::confine::report::shared().sentence()
     )
 }
 
