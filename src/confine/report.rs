@@ -376,13 +376,12 @@ impl Report {
         if self.file_tools.runs && bash.runs && bash.layers.len() == 3 {
             return String::new();
         }
-        let bash = if bash.runs {
-            format!("confined bash runs under {}", bash.layers.join(", "))
-        } else {
-            "confined bash is refused".to_owned()
-        };
+        // The verdict up to its first clause: what it runs under, or why
+        // it is refused.
+        let verdict = bash.detail.split(';').next().unwrap_or_default();
         let files = if self.file_tools.runs { "" } else { "; confined file tools are refused" };
-        format!(" On this machine {bash}{files}.")
+        let is = if bash.runs { "" } else { "is " };
+        format!(" Here confined bash {is}{verdict}{files}.")
     }
 }
 

@@ -16,6 +16,7 @@ pub mod answer;
 pub mod dispositions;
 pub mod fuzz;
 pub mod http_server;
+pub mod layers;
 pub mod mcp;
 pub mod procs;
 pub mod sigkill;

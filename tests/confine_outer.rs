@@ -1,0 +1,1 @@
+//! IKIGAI_TOOLS_CONFINE=outer (docs/CONFINEMENT.md, "Where a layer is missing").
