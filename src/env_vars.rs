@@ -123,7 +123,7 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         meaning: "`outer`: the container is the boundary; where the kernel lacks a layer of \
                   bash's sandbox, a confined command runs under the others instead of being \
                   refused (`ikigai-tools doctor` lists them)",
-        default: "unset: refused, failing closed",
+        default: "unset: without Landlock or seccomp filters every confined command is refused",
         reader: Reader::Tools(&["bash"]),
         full_only: false,
     },

@@ -307,3 +307,22 @@ fn cost_of_a_confined_shell() {
         confined / plain
     );
 }
+
+/// `IKIGAI_TOOLS_CONFINE=outer` on a kernel of ABI 3 with the network shut:
+/// the file rules without TCP rules (the seccomp filter refuses sockets),
+/// still in force; on a kernel with less, no ruleset, and the command runs.
+#[test]
+fn under_outer_abi_3_keeps_its_file_rules_and_less_runs_without_a_ruleset() {
+    let f = Fixture::new();
+    let roots = Roots::from_paths_in([f.t.join("root")], None).unwrap();
+    let tmp = f.t.join("tmp");
+    let write_outside = "echo x > \"$T/outside/new.txt\"";
+    let abi3 = Rules::prepare_in(&roots, false, 3, &tmp, temp::open_private(&tmp).unwrap());
+    let (code, out) = f.sh_in(Some(abi3.unwrap()), write_outside);
+    assert_eq!((code, out.contains("Permission denied")), (2, true), "{out}");
+    assert!(!f.t.join("outside/new.txt").exists());
+    let none = Rules::prepare_in(&roots, false, 0, &tmp, temp::open_private(&tmp).unwrap());
+    let none = none.unwrap();
+    assert!(none.writable().is_empty());
+    assert_eq!(f.sh_in(Some(none), write_outside), (0, String::new()));
+}

@@ -131,7 +131,8 @@ impl Facts {
         let detail = match self.openat2 {
             None => "RESOLVE_BENEATH works".to_owned(),
             Some(libc::ENOSYS) if !self.filtered => {
-                "ENOSYS: the kernel predates openat2 (Linux 5.6)".to_owned()
+                "ENOSYS: the kernel predates openat2 (Linux 5.6), or is gVisor before 2026-09"
+                    .to_owned()
             }
             Some(e) => format!("{}: {}", name(e), self.by_filter()),
         };
@@ -439,3 +440,7 @@ fn bash_verdict(facts: &Facts, outer: bool) -> Verdict {
     }
     Verdict { runs: true, layers, detail }
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

@@ -129,8 +129,8 @@ impl Prepared {
             Err(_) if outer::outer() => None,
             Err(errno) => {
                 return Err(ConfineError::Unsupported(format!(
-                    "the kernel gives no seccomp filters ({})",
-                    std::io::Error::from_raw_os_error(errno)
+                    "the kernel gives no seccomp filters ({:?})",
+                    nix::errno::Errno::from_raw(errno)
                 )))
             }
         };
