@@ -138,7 +138,7 @@ fn unknown_tool_name_is_exit_2_with_one_line() {
     let by_arg = env.cmd("ikigai-tools").arg("cat").arg("--schema").run();
     let expected = format!(
         "ikigai-tools: unknown tool or command 'cat'; {tools}; \
-         the commands are: catalog, check, call, list, mcp\n"
+         the commands are: catalog, check, call, list, mcp, doctor\n"
     );
     assert_eq!((by_arg.code, by_arg.stderr, by_arg.stdout.len()), (Some(2), expected, 0));
 }
@@ -159,7 +159,7 @@ fn a_mistyped_command_is_told_the_closest_tool_or_command() {
             format!(
                 "ikigai-tools: unknown tool or command '{typed}' (did you mean {close}?); \
                  the tools are: bash, file_read, file_write, file_edit, glob, grep; \
-                 the commands are: catalog, check, call, list, mcp\n"
+                 the commands are: catalog, check, call, list, mcp, doctor\n"
             )
         );
     }

@@ -14,8 +14,8 @@ pub const DOCTOR: &str = "doctor";
 pub fn command() -> Command {
     Command::new(DOCTOR)
         .about(
-            "Report which confinement layers this kernel and container give (openat2, \
-             Landlock, seccomp, namespaces), why one is missing, and what a confined call will do",
+            "Say which confinement layers this kernel and container give, why one is missing, \
+             and what a confined call will do",
         )
         .arg(
             Arg::new("json")

@@ -380,10 +380,14 @@ mod tests {
     #[test]
     fn a_mistyped_command_is_told_the_closest_tool_or_command() {
         let lists = "; the tools are: bash, file_read, file_write, file_edit, glob, grep; \
-                     the commands are: catalog, check, call, list, mcp";
-        for (typed, close) in
-            [("catlog", "catalog"), ("chek", "check"), ("mpc", "mcp"), ("gerp", "grep")]
-        {
+                     the commands are: catalog, check, call, list, mcp, doctor";
+        for (typed, close) in [
+            ("catlog", "catalog"),
+            ("chek", "check"),
+            ("mpc", "mcp"),
+            ("gerp", "grep"),
+            ("docter", "doctor"),
+        ] {
             assert_eq!(
                 unknown_command(typed),
                 format!("unknown tool or command '{typed}' (did you mean {close}?){lists}")
