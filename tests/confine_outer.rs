@@ -10,7 +10,7 @@
 //! stands in the way.
 
 use crate::common;
-use common::layers::Without;
+use common::layers::{every_layer_here, Without};
 use common::*;
 
 use std::io::Write;
@@ -72,24 +72,6 @@ impl Fixture {
     }
 }
 
-/// Whether the kernel gives every layer when the test takes none away;
-/// else what it lacks is said, not passed in silence.
-fn complete_here(f: &Fixture) -> bool {
-    let out = Without::default()
-        .command(&f.env.link("ikigai-tools"))
-        .arg("doctor")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run doctor");
-    if out.status.code() != Some(0) {
-        skipped(&format!(
-            "this kernel already lacks a layer:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        ));
-    }
-    out.status.code() == Some(0)
-}
-
 const NO_LANDLOCK: Without = Without { landlock: true, user_namespaces: false };
 const NO_USER_NAMESPACES: Without = Without { landlock: false, user_namespaces: true };
 const NEITHER: Without = Without { landlock: true, user_namespaces: true };
@@ -107,7 +89,7 @@ fn write_note(f: &Fixture) -> String {
 #[test]
 fn without_landlock_confined_bash_is_refused_naming_what_is_missing_unless_outer() {
     let f = Fixture::new();
-    if !complete_here(&f) {
+    if !every_layer_here(&f.env) {
         return;
     }
     let refused = json!({
@@ -133,7 +115,7 @@ fn without_landlock_confined_bash_is_refused_naming_what_is_missing_unless_outer
 #[test]
 fn with_outer_and_no_landlock_the_namespace_still_keeps_the_outside_read_only() {
     let f = Fixture::new();
-    if !complete_here(&f) {
+    if !every_layer_here(&f.env) {
         return;
     }
     let target = f.outside("written.txt");
@@ -157,7 +139,7 @@ fn with_outer_and_no_landlock_the_namespace_still_keeps_the_outside_read_only() 
 #[test]
 fn without_user_namespaces_landlock_still_refuses_writes_outside_with_outer_or_not() {
     let f = Fixture::new();
-    if !complete_here(&f) {
+    if !every_layer_here(&f.env) {
         return;
     }
     let target = f.outside("written.txt");
@@ -183,7 +165,7 @@ fn without_user_namespaces_landlock_still_refuses_writes_outside_with_outer_or_n
 #[test]
 fn with_outer_and_only_seccomp_left_sockets_stay_refused_and_the_container_bounds_writes() {
     let f = Fixture::new();
-    if !complete_here(&f) {
+    if !every_layer_here(&f.env) {
         return;
     }
     let socket =
@@ -208,7 +190,7 @@ fn with_outer_and_only_seccomp_left_sockets_stay_refused_and_the_container_bound
 #[test]
 fn file_read_stays_confined_by_openat2_with_outer_and_layers_taken_away() {
     let f = Fixture::new();
-    if !complete_here(&f) {
+    if !every_layer_here(&f.env) {
         return;
     }
     let secret = f.outside("secret.txt");

@@ -5,7 +5,7 @@
 //! the same at its start.
 
 use crate::common;
-use common::layers::Without;
+use common::layers::{every_layer_here, Without};
 use common::*;
 
 use std::process::{Output, Stdio};
@@ -38,24 +38,6 @@ fn layer<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no layer {name}: {report}"))
 }
 
-/// Whether the kernel gives every layer when the test takes none away; a
-/// machine that lacks one cannot show a layer going missing: said, not
-/// passed in silence.
-fn complete_here(env: &Env) -> bool {
-    let (report, _) = doctor_json(env, Without::default());
-    let missing: Vec<String> = report["layers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|l| l["available"] == false)
-        .map(|l| format!("{}: {}", l["name"], l["detail"]))
-        .collect();
-    if !missing.is_empty() {
-        skipped(&format!("this kernel already lacks {}", missing.join("; ")));
-    }
-    missing.is_empty()
-}
-
 /// Every leaf but the layers' names replaced by its type: the shape a
 /// machine reads, whatever this kernel gives.
 fn shape(v: &Value) -> Value {
@@ -86,7 +68,7 @@ fn doctor_json_has_one_entry_per_layer_and_a_verdict_per_kind_of_call() {
 #[test]
 fn doctor_exits_0_when_every_layer_is_there() {
     let env = Env::new();
-    if !complete_here(&env) {
+    if !every_layer_here(&env) {
         return;
     }
     let (report, code) = doctor_json(&env, Without::default());
@@ -97,7 +79,7 @@ fn doctor_exits_0_when_every_layer_is_there() {
 #[test]
 fn doctor_reports_landlock_hidden_by_a_filter_and_bash_refused_without_outer() {
     let env = Env::new();
-    if !complete_here(&env) {
+    if !every_layer_here(&env) {
         return;
     }
     let (report, code) = doctor_json(&env, Without { landlock: true, ..Without::default() });
@@ -137,7 +119,7 @@ fn doctor_reports_landlock_hidden_by_a_filter_and_bash_refused_without_outer() {
 #[test]
 fn doctor_reports_user_namespaces_refused_by_a_filter_and_bash_running_without_them() {
     let env = Env::new();
-    if !complete_here(&env) {
+    if !every_layer_here(&env) {
         return;
     }
     let (report, code) = doctor_json(&env, Without { user_namespaces: true, ..Without::default() });
@@ -166,7 +148,7 @@ fn doctor_reports_user_namespaces_refused_by_a_filter_and_bash_running_without_t
 #[test]
 fn doctor_text_names_each_missing_layer_and_what_bash_does_in_each_mode() {
     let env = Env::new();
-    if !complete_here(&env) {
+    if !every_layer_here(&env) {
         return;
     }
     let without = Without { landlock: true, user_namespaces: true };
@@ -237,7 +219,7 @@ fn mcp_start(env: &Env, without: Without, vars: &[(&str, &str)]) -> (String, Str
 #[test]
 fn mcp_says_each_missing_layer_on_stderr_at_start_and_in_its_instructions() {
     let env = Env::new();
-    if !complete_here(&env) {
+    if !every_layer_here(&env) {
         return;
     }
     let (stderr, instructions) =
@@ -274,7 +256,7 @@ fn mcp_says_each_missing_layer_on_stderr_at_start_and_in_its_instructions() {
 #[test]
 fn mcp_instructions_say_bash_is_refused_where_landlock_is_missing_without_outer() {
     let env = Env::new();
-    if !complete_here(&env) {
+    if !every_layer_here(&env) {
         return;
     }
     let without = Without { landlock: true, ..Without::default() };

@@ -87,3 +87,23 @@ impl Without {
         command
     }
 }
+
+/// Whether the kernel gives every layer when the test takes none away
+/// (`doctor` exits 0): a machine that already lacks one cannot show it
+/// taken away, which is said, not passed in silence.
+pub fn every_layer_here(env: &super::Env) -> bool {
+    let out = Without::default()
+        .command(&env.link("ikigai-tools"))
+        .arg("doctor")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run doctor");
+    let complete = out.status.code() == Some(0);
+    if !complete {
+        super::skipped(&format!(
+            "this kernel already lacks a layer:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        ));
+    }
+    complete
+}
