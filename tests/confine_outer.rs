@@ -212,3 +212,59 @@ fn file_read_stays_confined_by_openat2_with_outer_and_layers_taken_away() {
         );
     }
 }
+
+/// A bash call through `ikigai-tools mcp --root work/` under `without`,
+/// the server started with `vars`: the call's structured answer.
+fn bash_over_mcp(f: &Fixture, without: Without, vars: &[(&str, &str)], command: &str) -> Value {
+    use std::io::{BufRead, BufReader};
+    let mut server = without.command(&f.env.link("ikigai-tools"));
+    server
+        .arg("mcp")
+        .arg("--root")
+        .arg(f.env.work())
+        .current_dir(f.env.work())
+        .env("TMPDIR", &f.tmp)
+        .env_remove("IKIGAI_TOOLS_CONFINE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in vars {
+        server.env(k, v);
+    }
+    let mut child = server.spawn().expect("start mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": common::mcp::initialize_params("2025-06-18")}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "bash", "arguments": {"command": command}}}),
+    ];
+    for request in requests {
+        writeln!(stdin, "{request}").expect("write a request");
+    }
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let answer = loop {
+        let line = lines.next().expect("an answer to the call").expect("read");
+        let v: Value = serde_json::from_str(&line).expect("JSON");
+        if v["id"] == 2 {
+            break v["result"]["structuredContent"].clone();
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    answer
+}
+
+#[test]
+fn the_mcp_server_passes_outer_to_its_calls_and_fails_closed_without_it() {
+    let f = Fixture::new();
+    if !every_layer_here(&f.env) {
+        return;
+    }
+    let refused = bash_over_mcp(&f, NO_LANDLOCK, &[], "echo ran");
+    assert_eq!(refused["error_code"], "PERMISSION_DENIED", "{refused}");
+    assert!(refused["error"].as_str().unwrap_or_default().contains("no Landlock"), "{refused}");
+    let ran = bash_over_mcp(&f, NO_LANDLOCK, &[("IKIGAI_TOOLS_CONFINE", "outer")], "echo ran");
+    assert_eq!(ran, json!({"output": "ran", "exit_code": 0}));
+}
