@@ -4,6 +4,7 @@ passes (--read-only --cap-drop=all --user 65534 ...), a writable workspace
 volume and the token from a file, driven over streamable HTTP by the
 official MCP Python SDK (README, "Many workspaces")."""
 
+import contextlib
 import json
 import os
 import secrets
@@ -54,25 +55,17 @@ def wait_ready(base, container, within=30.0):
     pytest.fail(f"/readyz did not answer 200 within {within} s; the container's log:\n{logs}")
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """One container serving a fresh workspace: its base URL, the token and
-    the workspace on this side of the volume. Stopped afterwards with
-    SIGTERM, which must end the server with status 0."""
-    base_dir = tmp_path_factory.mktemp("container")
-    workspace = base_dir / "workspace"
-    workspace.mkdir()
-    os.chown(workspace, NOBODY, NOBODY)
-    token = secrets.token_urlsafe(32)
-    token_file = base_dir / "token"
-    token_file.write_text(token + "\n")
-    os.chmod(token_file, 0o600)
-    os.chown(token_file, NOBODY, NOBODY)
-    name = f"ikigai-tools-test-{os.getpid()}"
+@contextlib.contextmanager
+def container(workspace, token_args):
+    """A container of the image serving `workspace`, with `token_args`
+    (podman's options, then the server's): its base URL once /readyz
+    answers. Stopped afterwards with SIGTERM, which must end the server
+    with status 0."""
+    podman_args, server_args = token_args
+    name = f"ikigai-tools-test-{os.getpid()}-{secrets.token_hex(4)}"
     started = subprocess.run(
         ["podman", "run", "-d", "--name", name, *RUN_ARGS, "-p", "127.0.0.1::8000",
-         "-v", f"{workspace}:/workspace", "-v", f"{token_file}:{TOKEN_IN_CONTAINER}:ro",
-         IMAGE, "--token-file", TOKEN_IN_CONTAINER],
+         "-v", f"{workspace}:/workspace", *podman_args, IMAGE, *server_args],
         capture_output=True, text=True,
     )
     assert started.returncode == 0, started.stderr
@@ -80,7 +73,7 @@ def served(tmp_path_factory):
         port = subprocess.run(["podman", "port", name, "8000"], capture_output=True, text=True, check=True)
         base = "http://" + port.stdout.split()[0]
         wait_ready(base, name)
-        yield base, token, workspace
+        yield base
         stopped = subprocess.run(["podman", "stop", "-t", "10", name], capture_output=True, text=True)
         assert stopped.returncode == 0, stopped.stderr
         status = subprocess.run(["podman", "inspect", name, "--format", "{{.State.ExitCode}}"],
@@ -88,6 +81,29 @@ def served(tmp_path_factory):
         assert status.stdout.strip() == "0", "SIGTERM must end the server with status 0"
     finally:
         subprocess.run(["podman", "rm", "-f", name], capture_output=True)
+
+
+def new_workspace(tmp_path_factory):
+    """A directory the container's user owns, for its /workspace."""
+    workspace = tmp_path_factory.mktemp("container") / "workspace"
+    workspace.mkdir()
+    os.chown(workspace, NOBODY, NOBODY)
+    return workspace
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One container serving a fresh workspace, the token from a file: its
+    base URL, the token and the workspace on this side of the volume."""
+    workspace = new_workspace(tmp_path_factory)
+    token = secrets.token_urlsafe(32)
+    token_file = workspace.parent / "token"
+    token_file.write_text(token + "\n")
+    os.chmod(token_file, 0o600)
+    os.chown(token_file, NOBODY, NOBODY)
+    token_args = (["-v", f"{token_file}:{TOKEN_IN_CONTAINER}:ro"], ["--token-file", TOKEN_IN_CONTAINER])
+    with container(workspace, token_args) as base:
+        yield base, token, workspace
 
 
 def client(base, token, mode):
@@ -187,3 +203,17 @@ def test_bash_runs_as_nobody_confined_to_the_workspace(served):
         "exit_code": 1,
     })]
     assert (workspace / "from-bash").read_text() == "x\n"
+
+
+def test_a_token_from_the_environment_never_reaches_a_command(tmp_path_factory):
+    """The token as Kubernetes gives it (deploy/kubernetes: a Secret in
+    IKIGAI_TOOLS_MCP_TOKEN): it admits the client, and no command sees it,
+    in its environment or in the server's."""
+    token = secrets.token_urlsafe(32)
+    workspace = new_workspace(tmp_path_factory)
+    with container(workspace, (["-e", f"IKIGAI_TOOLS_MCP_TOKEN={token}"], [])) as base:
+        command = "env | grep -c IKIGAI_TOOLS_MCP_TOKEN; cat /proc/1/environ /proc/self/environ 2>&1"
+        [(is_error, answer)] = calls(base, token, "legacy", ("bash", {"command": command}))
+    assert not is_error, answer
+    assert answer["output"].split("\n")[0] == "0"
+    assert token not in answer["output"]
