@@ -69,5 +69,7 @@ fi
 printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/tmp:/bin/sh\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
 
-"${builder[@]}" --quiet -f "$here/Containerfile" -t "$tag" "$context"
+build_args=()
+[ "$shell" -eq 1 ] || build_args+=(--build-arg LICENSES=MIT)
+"${builder[@]}" --quiet "${build_args[@]}" -f "$here/Containerfile" -t "$tag" "$context"
 echo "container/build.sh: built $tag" >&2
