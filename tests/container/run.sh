@@ -44,15 +44,21 @@ run_args=(--read-only --cap-drop=all --user 65534
 # the last one's error says why.
 runtime=""
 why=""
+tried=""
 for candidate in crun runc; do
     command -v "$candidate" >/dev/null 2>&1 || continue
+    tried="$candidate"
     if why="$(podman run --rm --runtime "$candidate" "${run_args[@]}" \
         --entrypoint /usr/bin/ikigai-tools "$image" --list 2>&1 >/dev/null)"; then
         runtime="$candidate"
         break
     fi
 done
-[ -n "$runtime" ] || skip "podman cannot run a container here: ${why:-neither crun nor runc is installed}"
+if [ -z "$runtime" ]; then
+    [ -n "$why" ] || skip "neither crun nor runc is installed (apt-get install runc)"
+    # The error's last line is podman's own: "Error: ...".
+    skip "podman cannot run a container here ($tried): ${why##*$'\n'}"
+fi
 echo "tests/container: running the image with $runtime"
 
 . "$root/tests/pinned_venv.sh"
