@@ -50,7 +50,7 @@ must_be_static() {
     echo "container/build.sh: $1 is not statically linked: a scratch image has no libc ($2)" >&2
     exit 1
 }
-must_be_static "$rootfs/usr/bin/ikigai-tools" "build it with ./install.sh, without --dynamic"
+must_be_static "${binary:-$rootfs/usr/bin/ikigai-tools}" "build it with ./install.sh, without --dynamic"
 
 if [ "$shell" -eq 1 ]; then
     busybox="$(command -v busybox || true)"
