@@ -82,9 +82,40 @@ class Server:
             sys.exit(f"{name}: {result}")
         return result["content"][0]["text"]
 
+    def cpu_seconds(self):
+        """CPU time so far of the server and every process under it (the
+        spawner, and the calls it reaped), from /proc: the wall clock moves
+        with the load of a shared machine, the CPU a call takes much less."""
+        return sum(process_cpu(pid) for pid in [self.process.pid] + descendants(self.process.pid))
+
     def close(self):
         self.process.stdin.close()
         self.process.wait()
+
+
+def process_cpu(pid):
+    """utime + stime + cutime + cstime (the children it reaped) of `pid`."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # Fields 14 to 17 of proc(5), counted after the name (field 2) from 3.
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(pid):
+    """The living processes under `pid` (its spawner; a call being reaped)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                children = [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+        for child in children:
+            found += [child] + descendants(child)
+    return found
 
 
 def versus(binary, reference, n, rounds, directory):
@@ -106,13 +137,16 @@ def versus(binary, reference, n, rounds, directory):
         ours.call(*our_call)
         theirs.call(*their_call)
     times = {(what, side): [] for what in work for side in ("ours", "theirs")}
+    cpu = {(what, side): 0.0 for what in work for side in ("ours", "theirs")}
     for _ in range(rounds):
         for what, (our_call, their_call) in work.items():
             for side, server, call in (("ours", ours, our_call), ("theirs", theirs, their_call)):
+                cpu_before = server.cpu_seconds()
                 started = time.perf_counter()
                 for _ in range(n):
                     text = server.call(*call)
                 elapsed = time.perf_counter() - started
+                cpu[(what, side)] += server.cpu_seconds() - cpu_before
                 if what == "read" and expected not in text:
                     sys.exit(f"{side}: unexpected read {text!r}")
                 times[(what, side)].append(elapsed)
@@ -127,6 +161,11 @@ def versus(binary, reference, n, rounds, directory):
         ratios = sorted(a / b for a, b in zip(times[(what, "ours")], times[(what, "theirs")]))
         print(f"{what}: {'; '.join(row)}; ratio ours/theirs by round: median "
               f"{ratios[len(ratios)//2]:.2f} (min {ratios[0]:.2f}, max {ratios[-1]:.2f})")
+    calls = n * rounds
+    for what in work:
+        ours_cpu, theirs_cpu = cpu[(what, "ours")], cpu[(what, "theirs")]
+        print(f"{what} CPU a call (server and its processes): ours {ours_cpu/calls*1e3:.3f} ms; "
+              f"theirs {theirs_cpu/calls*1e3:.3f} ms; ratio {ours_cpu/max(theirs_cpu, 1e-9):.2f}")
 
 
 def main():

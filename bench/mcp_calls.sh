@@ -2,7 +2,8 @@
 # Per-call cost of `ikigai-tools mcp` against the reference filesystem server
 # (@modelcontextprotocol/server-filesystem, npm, pinned below), side by side
 # in one run: one session each, N small file reads and N directory listings
-# a round, interleaved, several rounds; prints both times and the ratios.
+# a round, interleaved, several rounds; prints both times and the ratios,
+# in wall time and in CPU time (the server and every process under it).
 #
 #   bench/mcp_calls.sh [BINARY] [N] [ROUNDS]
 #

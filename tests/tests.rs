@@ -51,6 +51,7 @@ mod jobs_talk;
 mod load;
 mod mcp;
 mod mcp_calls;
+mod mcp_cost;
 mod mcp_http;
 mod mcp_protocol;
 mod mcp_roots;

@@ -7,12 +7,14 @@
 //! - `catalog`: the tools as listed, from the table (titles and hints included);
 //! - `call`: one call as a child process of this binary, and stopping it;
 //! - `spawner`: the process, forked before the runtime, that forks each call's;
+//! - `anonymous_code`: the spawner's code as anonymous memory, which a fork maps;
 //! - `roots`: the allowed roots of the session (`--root`, the client's);
 //! - `text`: the text a model reads from a result;
 //! - `image`: an image in an answer, sent as image content;
 //! - `to_client`: a server request's shape, on every transport;
 //! - `http`: the same server over streamable HTTP (`mcp --listen`).
 
+mod anonymous_code;
 mod call;
 mod catalog;
 mod http;

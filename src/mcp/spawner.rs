@@ -43,6 +43,7 @@ use tokio::net::UnixStream;
 
 use super::tell;
 use crate::confine::ROOT_FDS_VAR;
+use crate::process::title::{self, ArgumentArea};
 use crate::process::Group;
 
 /// The most root descriptors one call sends (the kernel takes at most 253
@@ -257,6 +258,9 @@ fn serve(socket: OwnedFd, run_tool: RunTool) -> ! {
 fn serve_until_closed(socket: OwnedFd, run_tool: RunTool) -> io::Result<()> {
     let socket = keep_only(socket)?;
     warm_up();
+    let title_area = ArgumentArea::find();
+    // Slower calls where it fails, nothing else: the code stays the file's.
+    let _ = super::anonymous_code::copy_code_to_anonymous_memory();
     // A child's end is read from a descriptor, not a handler.
     let mut sigchld = SigSet::empty();
     sigchld.add(Signal::SIGCHLD);
@@ -288,7 +292,9 @@ fn serve_until_closed(socket: OwnedFd, run_tool: RunTool) -> io::Result<()> {
                     return Ok(());
                 }
                 Received::Malformed => {}
-                Received::Call(call) => start(call, &sigchld, &mut running, run_tool),
+                Received::Call(call) => {
+                    start(call, &sigchld, &mut running, run_tool, title_area.as_ref())
+                }
             }
         }
     }
@@ -296,7 +302,9 @@ fn serve_until_closed(socket: OwnedFd, run_tool: RunTool) -> io::Result<()> {
 
 /// What every call's process would otherwise find out anew, once here:
 /// the CPU's features (std's detection, and sha2's, which picks the SHA
-/// instructions), so that each fork inherits them.
+/// instructions), and the number of CPUs the regex engine sizes its cache
+/// pools by (read from the cgroup files at its first regex: glob's and
+/// grep's patterns), so that each fork inherits them.
 fn warm_up() {
     #[cfg(target_arch = "x86_64")]
     {
@@ -304,6 +312,7 @@ fn warm_up() {
     }
     use sha2::Digest;
     let _ = sha2::Sha256::digest(b"");
+    let _ = regex::Regex::new("");
 }
 
 /// Leaves the spawner only `socket` (as descriptor 3), its stderr, and
@@ -401,13 +410,19 @@ fn receive(socket: &OwnedFd, buf: &mut [u8]) -> io::Result<Received> {
 }
 
 /// Forks the call's process and answers its pid (or why not).
-fn start(call: Call, sigchld: &SigSet, running: &mut HashMap<i32, OwnedFd>, run_tool: RunTool) {
+fn start(
+    call: Call,
+    sigchld: &SigSet,
+    running: &mut HashMap<i32, OwnedFd>,
+    run_tool: RunTool,
+    title_area: Option<&ArgumentArea>,
+) {
     // SAFETY: the spawner has one thread (it was forked from a process
     // with one and starts none), so the child is a whole copy of it; the
     // child runs `become_call`, which never returns.
     match unsafe { fork() } {
         Err(e) => answer(&call.answers, FAILED, e as i32),
-        Ok(ForkResult::Child) => become_call(call, sigchld, run_tool),
+        Ok(ForkResult::Child) => become_call(call, sigchld, run_tool, title_area),
         Ok(ForkResult::Parent { child }) => {
             // Also in the child: whichever runs first, the group exists
             // before the server can signal it.
@@ -453,8 +468,13 @@ fn answer(answers: &OwnedFd, what: u32, number: i32) {
 
 /// In the forked child: the call's descriptors, environment, signal mask
 /// and process group, then the tool as the binary runs it by its name.
-fn become_call(call: Call, sigchld: &SigSet, run_tool: RunTool) -> ! {
-    let code = match set_up(call, sigchld) {
+fn become_call(
+    call: Call,
+    sigchld: &SigSet,
+    run_tool: RunTool,
+    title_area: Option<&ArgumentArea>,
+) -> ! {
+    let code = match set_up(call, sigchld, title_area) {
         Ok(argv0) => run_tool(argv0),
         Err(e) => {
             tell(format_args!("cannot set up a call's process: {e}"));
@@ -468,14 +488,17 @@ fn become_call(call: Call, sigchld: &SigSet, run_tool: RunTool) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-fn set_up(call: Call, sigchld: &SigSet) -> io::Result<OsString> {
+fn set_up(call: Call, sigchld: &SigSet, title_area: Option<&ArgumentArea>) -> io::Result<OsString> {
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(sigchld), None)?;
     setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
     // Named after its tool in ps and top, as a spawned call is by argv[0],
     // and its command line too (no exec rewrote the server's).
     let tool = call.argv0.to_string_lossy();
     let titles = [format!("ikigai-tools mcp: {tool}"), format!("mcp: {tool}")];
-    crate::process::title::set(&[&titles[0], &titles[1], &tool], &tool);
+    title::name(&tool);
+    if let Some(area) = title_area {
+        area.write(&[&titles[0], &titles[1], &tool]);
+    }
     // Raw numbers from here: `close_from` closes what is not kept.
     let stdin = call.stdin.into_raw_fd();
     let stdout = call.stdout.into_raw_fd();

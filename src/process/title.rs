@@ -16,26 +16,57 @@ use std::ops::Range;
 /// `comm`, 15 bytes: `ps -e`, `top`) `comm`. Does nothing where `/proc`
 /// does not say where the arguments are.
 pub fn set(titles: &[&str], comm: &str) {
+    name(comm);
+    if let Some(area) = ArgumentArea::find() {
+        area.write(titles);
+    }
+}
+
+/// Names the process (its `comm`, 15 bytes: `ps -e`, `top`) `comm`.
+pub fn name(comm: &str) {
     if let Ok(name) = std::ffi::CString::new(comm) {
         let _ = nix::sys::prctl::set_name(&name);
     }
-    let Some(area) = argument_area() else { return };
-    let Some(room) = area.len().checked_sub(1).filter(|&room| room > 0) else { return };
-    let title = choose(titles, room);
-    let start = area.start as *mut u8;
-    // SAFETY: `area` is this process's argument strings, as the kernel
-    // placed them at exec (only PR_SET_MM, which nothing here calls, moves
-    // it), and it lies within one writable mapping of this process
-    // (checked in `argument_area`). No Rust value owns or borrows that
-    // memory: the standard library keeps only the raw `argv` pointers and
-    // copies the strings when asked (`std::env::args_os`), and the C
-    // library's pointers into it (`argv`, `program_invocation_name`) still
-    // find a terminating zero inside it, as the last byte is left zero.
-    // The callers have one thread (a forked child), so nothing reads it
-    // while it is written.
-    unsafe {
-        std::ptr::write_bytes(start, 0, area.len());
-        std::ptr::copy_nonoverlapping(title.as_ptr(), start, title.len());
+}
+
+/// Where this process's argument strings are. Found once by a process
+/// that forks many (the MCP spawner), it holds in each child, which has
+/// the same address space: finding it reads two files of /proc, which was
+/// a tenth of a small MCP call's time (docs/PERFORMANCE.md, "MCP calls
+/// against the reference server").
+#[derive(Clone, Debug)]
+pub struct ArgumentArea(Range<usize>);
+
+impl ArgumentArea {
+    /// The area, when /proc says it and the range lies in one writable
+    /// mapping.
+    pub fn find() -> Option<ArgumentArea> {
+        argument_area().map(ArgumentArea)
+    }
+
+    /// Writes the first of `titles` that fits over the argument strings
+    /// (the last one cut, if none does).
+    pub fn write(&self, titles: &[&str]) {
+        let area = &self.0;
+        let Some(room) = area.len().checked_sub(1).filter(|&room| room > 0) else { return };
+        let title = choose(titles, room);
+        let start = area.start as *mut u8;
+        // SAFETY: `area` is this process's argument strings, as the kernel
+        // placed them at exec (only PR_SET_MM, which nothing here calls,
+        // moves it), and it lies within one writable mapping of this
+        // process (checked in `argument_area`, in this process or in the
+        // one it was forked from, whose address space it copies). No Rust
+        // value owns or borrows that memory: the standard library keeps
+        // only the raw `argv` pointers and copies the strings when asked
+        // (`std::env::args_os`), and the C library's pointers into it
+        // (`argv`, `program_invocation_name`) still find a terminating
+        // zero inside it, as the last byte is left zero. The callers have
+        // one thread (a forked child), so nothing reads it while it is
+        // written.
+        unsafe {
+            std::ptr::write_bytes(start, 0, area.len());
+            std::ptr::copy_nonoverlapping(title.as_ptr(), start, title.len());
+        }
     }
 }
 
