@@ -1283,3 +1283,62 @@ fn mcp_http_a_second_initialize_is_refused_and_the_session_goes_on() {
     let ping = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     assert_eq!(ping.answer()["result"], json!({}), "{ping:?}");
 }
+
+/// Sends a POST and hands its SSE answer's messages on as they come, so
+/// that a server request on it can be answered before the call ends.
+fn post_stream(http: &Http, session: &str, message: &Value) -> Receiver<Value> {
+    let body = message.to_string();
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
+        http.addr,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            let Some(data) = line.strip_prefix("data: ") else { continue };
+            let Ok(message) = serde_json::from_str::<Value>(data) else { continue };
+            if tx.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+#[test]
+fn mcp_http_a_client_that_never_opens_get_is_asked_roots_on_its_calls_stream() {
+    let env = Env::new();
+    let (inside, outside) = (env.mkdir("inside"), env.mkdir("outside"));
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    // Roots declared, no GET /mcp ever opened (as chuk mcp-cli does).
+    let session = http.session(json!({"roots": {"listChanged": true}}));
+    let write = |id: u64, dir: &Path| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name":
+            "file_write", "arguments": {"file_path": dir.join("note.txt"), "content": "x"}}})
+    };
+    let messages = post_stream(&http, &session, &write(2, &inside));
+    let question = messages.recv_timeout(PATIENCE).expect("roots/list on the call's stream");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    assert_eq!(question["params"], json!({}), "{question}");
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"roots": [{"uri": file_uri(&inside)}]}});
+    assert_eq!(http.post(Some(&session), &answer).status, 202);
+    let written = messages.recv_timeout(PATIENCE).expect("the call's answer");
+    assert_eq!(written["id"], 2, "{written}");
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    assert_eq!(std::fs::read_to_string(inside.join("note.txt")).expect("written"), "x");
+    // The session is confined to that root: no question, a refusal.
+    let refused =
+        http.call(&session, 3, "file_write", write(3, &outside)["params"]["arguments"].clone());
+    assert_eq!(
+        refused["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED",
+        "{refused}"
+    );
+    assert!(!outside.join("note.txt").exists());
+}
