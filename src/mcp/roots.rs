@@ -17,7 +17,9 @@
 //! `roots/list`, and asks again on `notifications/roots/list_changed`. A
 //! call waits for the answer (at most [`ANSWER_WAIT`]), so that no call runs
 //! with roots the client has just taken back, nor unconfined while they are
-//! asked for. On the stateless revision (no session, no server-to-client
+//! asked for. Over HTTP, a client holding no GET stream open never sees
+//! the question: a call asks it again on its own stream (docs/MCP.md, "Over
+//! HTTP"). On the stateless revision (no session, no server-to-client
 //! requests) the roots are asked per call with an `input_required` result.
 //!
 //! The session opens its roots once, by name (`Roots::from_paths`, which
@@ -280,6 +282,12 @@ pub struct SessionRoots {
     asked: Arc<AtomicU64>,
     /// The newest question the client answered (with roots or an error).
     answered: Arc<AtomicU64>,
+    /// The newest question asked again on a call's stream: once, so that a
+    /// client that answers on no stream waits 10 s once, not at every call.
+    repeated: Arc<AtomicU64>,
+    /// How many times a question went out: only the last one sent refuses
+    /// calls when unanswered in time.
+    sent: Arc<AtomicU64>,
     /// Over HTTP, whether the standalone stream is open; `None` on stdio,
     /// whose one stream always is.
     listening: Option<Arc<dyn Listening>>,
@@ -292,6 +300,8 @@ impl SessionRoots {
             command_line,
             asked: Arc::new(AtomicU64::new(0)),
             answered: Arc::new(AtomicU64::new(0)),
+            repeated: Arc::new(AtomicU64::new(0)),
+            sent: Arc::new(AtomicU64::new(0)),
             listening: None,
         }
     }
@@ -333,16 +343,19 @@ impl SessionRoots {
     }
 
     /// Asks the newest question again on the stream of the call `call`,
-    /// if it is unanswered and the client holds no standalone stream open
-    /// (over HTTP), where it went and never arrived: the streamable HTTP
+    /// once, if it is unanswered and the client holds no standalone stream
+    /// open (over HTTP), where it went and never arrived: the streamable HTTP
     /// transport carries a server request related to a client's request on
-    /// that request's own stream (docs/MCP.md, "Confining a session").
+    /// that request's own stream (docs/MCP.md, "Over HTTP").
     /// Either answer counts.
     pub fn ask_on_call_if_unheard(&self, peer: &Peer<RoleServer>, call: &RequestId) {
         let question = self.asked.load(Ordering::SeqCst);
         let unanswered = question > 0 && self.answered.load(Ordering::SeqCst) < question;
         let unheard = self.listening.as_ref().is_some_and(|stream| !stream.listening());
-        if !unanswered || !unheard {
+        if !unanswered
+            || !unheard
+            || self.repeated.fetch_max(question, Ordering::SeqCst) >= question
+        {
             return;
         }
         // Refused for want of an answer so far: this call waits for this one.
@@ -369,14 +382,17 @@ impl SessionRoots {
         A: std::future::Future<Output = Result<ListRootsResult, ServiceError>> + Send + 'static,
     {
         let this = self.clone();
+        let copy = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
         tokio::spawn(async move {
             tokio::pin!(answer);
             let answer = tokio::select! {
                 answer = &mut answer => answer,
                 () = tokio::time::sleep(ANSWER_WAIT) => {
-                    // The same question asked on another stream may have
-                    // been answered there: that answer stays.
-                    if this.answered.load(Ordering::SeqCst) < question {
+                    // The same question, asked again on a call's stream, may
+                    // have been answered there (that answer stays) or still
+                    // be awaited there (that one refuses if it times out).
+                    let last = this.sent.load(Ordering::SeqCst) == copy;
+                    if last && this.answered.load(Ordering::SeqCst) < question {
                         let why = format!("did not answer roots/list within {} s", ANSWER_WAIT.as_secs());
                         this.publish(question, not_answered(&why));
                     }

@@ -253,7 +253,7 @@ impl Sessions {
 
 /// Whether the session of this server has its standalone stream open: if
 /// not, a question for its roots goes on the stream of the call that needs
-/// them (docs/MCP.md, "Confining a session").
+/// them (docs/MCP.md, "Over HTTP").
 impl Listening for Guard {
     fn listening(&self) -> bool {
         self.sessions.named().by_id.values().any(|s| s.made == self.id && s.streams > 0)
