@@ -1342,3 +1342,31 @@ fn mcp_http_a_client_that_never_opens_get_is_asked_roots_on_its_calls_stream() {
     );
     assert!(!outside.join("note.txt").exists());
 }
+
+#[test]
+fn mcp_http_a_client_that_answers_roots_on_no_stream_is_asked_again_once() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let http = Http::start(&env, &["--listen", "0", "--root", &root.display().to_string()], &[]);
+    // As chuk mcp-cli 0.20.1: roots declared, no GET stream, no answer.
+    let session = http.session(json!({"roots": {"listChanged": true}}));
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "echo hi"}}})
+    };
+    let first = post_stream(&http, &session, &call(2));
+    let question = first.recv_timeout(PATIENCE).expect("roots/list on the call's stream");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    let refused = first.recv_timeout(PATIENCE * 2).expect("the call's answer");
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert_eq!(refused["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED");
+    // Not asked again on the next call's stream: refused at once, saying why.
+    let second = post_stream(&http, &session, &call(3));
+    let answer = second.recv_timeout(PATIENCE).expect("the second call's answer");
+    assert_eq!(answer["id"], 3, "asked again: {answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("the MCP client did not answer roots/list within 10 s, so no call runs"),
+        "{answer}"
+    );
+}
