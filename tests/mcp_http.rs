@@ -250,6 +250,11 @@ pub(crate) fn listen_stream(http: &Http, session: &str) -> Receiver<Value> {
         http.addr
     );
     stream.write_all(head.as_bytes()).expect("write");
+    sse_messages(stream)
+}
+
+/// The JSON-RPC messages of an SSE answer read from `stream`, as they come.
+fn sse_messages(stream: TcpStream) -> Receiver<Value> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines() {
@@ -1297,18 +1302,7 @@ fn post_stream(http: &Http, session: &str, message: &Value) -> Receiver<Value> {
         body.len()
     );
     stream.write_all(head.as_bytes()).expect("write");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { break };
-            let Some(data) = line.strip_prefix("data: ") else { continue };
-            let Ok(message) = serde_json::from_str::<Value>(data) else { continue };
-            if tx.send(message).is_err() {
-                break;
-            }
-        }
-    });
-    rx
+    sse_messages(stream)
 }
 
 #[test]
