@@ -250,6 +250,11 @@ pub(crate) fn listen_stream(http: &Http, session: &str) -> Receiver<Value> {
         http.addr
     );
     stream.write_all(head.as_bytes()).expect("write");
+    sse_messages(stream)
+}
+
+/// The JSON-RPC messages of an SSE answer read from `stream`, as they come.
+fn sse_messages(stream: TcpStream) -> Receiver<Value> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines() {
@@ -1282,4 +1287,80 @@ fn mcp_http_a_second_initialize_is_refused_and_the_session_goes_on() {
     assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("already")), "{answer}");
     let ping = http.post(Some(&session), &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     assert_eq!(ping.answer()["result"], json!({}), "{ping:?}");
+}
+
+/// Sends a POST and hands its SSE answer's messages on as they come, so
+/// that a server request on it can be answered before the call ends.
+fn post_stream(http: &Http, session: &str, message: &Value) -> Receiver<Value> {
+    let body = message.to_string();
+    let mut stream = TcpStream::connect(&http.addr).expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
+        http.addr,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    sse_messages(stream)
+}
+
+#[test]
+fn mcp_http_a_client_that_never_opens_get_is_asked_roots_on_its_calls_stream() {
+    let env = Env::new();
+    let (inside, outside) = (env.mkdir("inside"), env.mkdir("outside"));
+    let http = Http::start(&env, &["--listen", "0"], &[]);
+    // Roots declared, no GET /mcp ever opened (as chuk mcp-cli does).
+    let session = http.session(json!({"roots": {"listChanged": true}}));
+    let write = |id: u64, dir: &Path| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name":
+            "file_write", "arguments": {"file_path": dir.join("note.txt"), "content": "x"}}})
+    };
+    let messages = post_stream(&http, &session, &write(2, &inside));
+    let question = messages.recv_timeout(PATIENCE).expect("roots/list on the call's stream");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    assert_eq!(question["params"], json!({}), "{question}");
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"roots": [{"uri": file_uri(&inside)}]}});
+    assert_eq!(http.post(Some(&session), &answer).status, 202);
+    let written = messages.recv_timeout(PATIENCE).expect("the call's answer");
+    assert_eq!(written["id"], 2, "{written}");
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    assert_eq!(std::fs::read_to_string(inside.join("note.txt")).expect("written"), "x");
+    // The session is confined to that root: no question, a refusal.
+    let refused =
+        http.call(&session, 3, "file_write", write(3, &outside)["params"]["arguments"].clone());
+    assert_eq!(
+        refused["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED",
+        "{refused}"
+    );
+    assert!(!outside.join("note.txt").exists());
+}
+
+#[test]
+fn mcp_http_a_client_that_answers_roots_on_no_stream_is_asked_again_once() {
+    let env = Env::new();
+    let root = env.mkdir("root");
+    let http = Http::start(&env, &["--listen", "0", "--root", &root.display().to_string()], &[]);
+    // As chuk mcp-cli 0.20.1: roots declared, no GET stream, no answer.
+    let session = http.session(json!({"roots": {"listChanged": true}}));
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "echo hi"}}})
+    };
+    let first = post_stream(&http, &session, &call(2));
+    let question = first.recv_timeout(PATIENCE).expect("roots/list on the call's stream");
+    assert_eq!(question["method"], "roots/list", "{question}");
+    let refused = first.recv_timeout(PATIENCE * 2).expect("the call's answer");
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert_eq!(refused["result"]["structuredContent"]["error_code"], "PERMISSION_DENIED");
+    // Not asked again on the next call's stream: refused at once, saying why.
+    let second = post_stream(&http, &session, &call(3));
+    let answer = second.recv_timeout(PATIENCE).expect("the second call's answer");
+    assert_eq!(answer["id"], 3, "asked again: {answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("the MCP client did not answer roots/list within 10 s, so no call runs"),
+        "{answer}"
+    );
 }

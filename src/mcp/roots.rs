@@ -17,7 +17,9 @@
 //! `roots/list`, and asks again on `notifications/roots/list_changed`. A
 //! call waits for the answer (at most [`ANSWER_WAIT`]), so that no call runs
 //! with roots the client has just taken back, nor unconfined while they are
-//! asked for. On the stateless revision (no session, no server-to-client
+//! asked for. Over HTTP, a client holding no GET stream open never sees
+//! the question: a call asks it again on its own stream (docs/MCP.md, "Over
+//! HTTP"). On the stateless revision (no session, no server-to-client
 //! requests) the roots are asked per call with an `input_required` result.
 //!
 //! The session opens its roots once, by name (`Roots::from_paths`, which
@@ -46,8 +48,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ListRootsResult, Root};
-use rmcp::service::Peer;
+use rmcp::model::{
+    ClientCapabilities, ClientResult, ListRootsRequest, ListRootsResult, RequestId, Root,
+    ServerRequest,
+};
+use rmcp::service::{OriginatingRequestId, Peer, ServiceError};
 use rmcp::RoleServer;
 use tokio::sync::watch;
 
@@ -260,6 +265,12 @@ pub fn client_offers_roots(capabilities: Option<&ClientCapabilities>) -> bool {
     capabilities.is_some_and(|c| c.roots.is_some())
 }
 
+/// Whether a server request unrelated to any call reaches the client now:
+/// over HTTP, only while it holds the standalone stream (GET /mcp) open.
+pub trait Listening: Send + Sync {
+    fn listening(&self) -> bool;
+}
+
 /// The session's roots: the command line's until the client answers.
 #[derive(Clone)]
 pub struct SessionRoots {
@@ -269,6 +280,17 @@ pub struct SessionRoots {
     /// Bumped at each question, so that an older answer arriving late never
     /// replaces a newer one.
     asked: Arc<AtomicU64>,
+    /// The newest question the client answered (with roots or an error).
+    answered: Arc<AtomicU64>,
+    /// The newest question asked again on a call's stream: once, so that a
+    /// client that answers on no stream waits 10 s once, not at every call.
+    repeated: Arc<AtomicU64>,
+    /// How many times a question went out: only the last one sent refuses
+    /// calls when unanswered in time.
+    sent: Arc<AtomicU64>,
+    /// Over HTTP, whether the standalone stream is open; `None` on stdio,
+    /// whose one stream always is.
+    listening: Option<Arc<dyn Listening>>,
 }
 
 impl SessionRoots {
@@ -277,7 +299,18 @@ impl SessionRoots {
             current: Arc::new(watch::Sender::new(Some(command_line.confinement()))),
             command_line,
             asked: Arc::new(AtomicU64::new(0)),
+            answered: Arc::new(AtomicU64::new(0)),
+            repeated: Arc::new(AtomicU64::new(0)),
+            sent: Arc::new(AtomicU64::new(0)),
+            listening: None,
         }
+    }
+
+    /// The roots of an HTTP session, which may not hold its standalone
+    /// stream open.
+    pub fn with_listening(mut self, listening: Arc<dyn Listening>) -> SessionRoots {
+        self.listening = Some(listening);
+        self
     }
 
     /// What the command line says.
@@ -305,19 +338,69 @@ impl SessionRoots {
     pub fn ask(&self, peer: &Peer<RoleServer>) {
         let question = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
         self.current.send_replace(None);
-        let (peer, this) = (peer.clone(), self.clone());
+        let peer = peer.clone();
+        self.await_answer(question, async move { peer.list_roots().await });
+    }
+
+    /// Asks the newest question again on the stream of the call `call`,
+    /// once, if it is unanswered and the client holds no standalone stream
+    /// open (over HTTP), where it went and never arrived: the streamable HTTP
+    /// transport carries a server request related to a client's request on
+    /// that request's own stream (docs/MCP.md, "Over HTTP").
+    /// Either answer counts.
+    pub fn ask_on_call_if_unheard(&self, peer: &Peer<RoleServer>, call: &RequestId) {
+        let question = self.asked.load(Ordering::SeqCst);
+        let unanswered = question > 0 && self.answered.load(Ordering::SeqCst) < question;
+        let unheard = self.listening.as_ref().is_some_and(|stream| !stream.listening());
+        if !unanswered
+            || !unheard
+            || self.repeated.fetch_max(question, Ordering::SeqCst) >= question
+        {
+            return;
+        }
+        // Refused for want of an answer so far: this call waits for this one.
+        self.current.send_if_modified(|current| {
+            let newest = self.asked.load(Ordering::SeqCst) == question;
+            newest && current.take().is_some()
+        });
+        let mut request = ListRootsRequest::default();
+        request.extensions.insert(OriginatingRequestId(call.clone()));
+        let peer = peer.clone();
+        self.await_answer(question, async move {
+            match peer.send_request(ServerRequest::ListRootsRequest(request)).await? {
+                ClientResult::ListRootsResult(result) => Ok(result),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        });
+    }
+
+    /// Waits, on a task of its own, for the answer to `question`, and makes
+    /// it the session's; none within [`ANSWER_WAIT`] refuses every call
+    /// until it comes.
+    fn await_answer<A>(&self, question: u64, answer: A)
+    where
+        A: std::future::Future<Output = Result<ListRootsResult, ServiceError>> + Send + 'static,
+    {
+        let this = self.clone();
+        let copy = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
         tokio::spawn(async move {
-            let answer = peer.list_roots();
             tokio::pin!(answer);
             let answer = tokio::select! {
                 answer = &mut answer => answer,
                 () = tokio::time::sleep(ANSWER_WAIT) => {
-                    let why = format!("did not answer roots/list within {} s", ANSWER_WAIT.as_secs());
-                    this.publish(question, not_answered(&why));
+                    // The same question, asked again on a call's stream, may
+                    // have been answered there (that answer stays) or still
+                    // be awaited there (that one refuses if it times out).
+                    let last = this.sent.load(Ordering::SeqCst) == copy;
+                    if last && this.answered.load(Ordering::SeqCst) < question {
+                        let why = format!("did not answer roots/list within {} s", ANSWER_WAIT.as_secs());
+                        this.publish(question, not_answered(&why));
+                    }
                     // A late answer to this question still counts.
                     answer.await
                 }
             };
+            this.answered.fetch_max(question, Ordering::SeqCst);
             let confinement = match answer {
                 Ok(result) => from_client(&result, &this.command_line),
                 Err(e) => not_answered(&format!("answered roots/list with an error ({e})")),

@@ -259,6 +259,7 @@ impl Server {
                 }
                 self.roots.ask_once(&context.peer);
             }
+            self.roots.ask_on_call_if_unheard(&context.peer, &context.id);
             return Ok(self.roots.for_call().await);
         }
         if !declares_roots {

@@ -176,9 +176,10 @@ async fn serve(
     let sessionless_guard = sessions.register(sessionless.clone());
     let factory = move || {
         let calls = Calls::new(&settings);
-        let guard = factory_sessions.register(calls.clone());
-        Ok(Server::new(calls, SessionRoots::new(command_line_roots.clone()), profile)
-            .with_guard(Arc::new(guard))
+        let guard = Arc::new(factory_sessions.register(calls.clone()));
+        let roots = SessionRoots::new(command_line_roots.clone()).with_listening(guard.clone());
+        Ok(Server::new(calls, roots, profile)
+            .with_guard(guard)
             .with_sessionless_calls(sessionless.clone()))
     };
     let config = rebinding_checks(StreamableHttpServerConfig::default(), &bound, allow_origins)
@@ -337,7 +338,11 @@ async fn answer(
         return (plain(StatusCode::BAD_REQUEST, text), held);
     }
     let session = request.headers().get(SESSION_ID).and_then(|id| id.to_str().ok());
-    held._activity = session.and_then(|id| shared.sessions.begin(id));
+    // GET without Last-Event-ID opens the standalone stream (a resumption
+    // takes up a call's stream again).
+    let stream =
+        request.method() == hyper::Method::GET && !request.headers().contains_key("last-event-id");
+    held._activity = session.and_then(|id| shared.sessions.begin(id, stream));
     // A declared length over the bound is refused before a byte is read.
     if request.body().size_hint().lower() > MAX_REQUEST_BYTES as u64 {
         return (too_large(), held);

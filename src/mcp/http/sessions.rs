@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::mcp::call::Calls;
+use crate::mcp::roots::Listening;
 use crate::mcp::tell;
 
 pub struct Sessions {
@@ -56,6 +57,9 @@ struct Session {
     made: u64,
     /// Its requests being answered (a GET stream, a call's POST).
     open: usize,
+    /// Of those, its standalone streams (GET /mcp): where a server request
+    /// unrelated to a call can reach the client.
+    streams: usize,
     /// When its last request ended (or its session began).
     last: Instant,
 }
@@ -91,6 +95,8 @@ pub struct Slot {
 pub struct Activity {
     sessions: Arc<Sessions>,
     id: String,
+    /// Whether it is a standalone stream (GET /mcp).
+    stream: bool,
 }
 
 impl Sessions {
@@ -133,17 +139,19 @@ impl Sessions {
 
     /// Ties the server `made` to the session id its `initialize` answered.
     pub fn name(&self, made: u64, session_id: &str) {
-        let session = Session { made, open: 0, last: Instant::now() };
+        let session = Session { made, open: 0, streams: 0, last: Instant::now() };
         self.named().by_id.insert(session_id.to_owned(), session);
     }
 
-    /// A request naming `session_id`: the session is active until the
-    /// [`Activity`] drops. `None` for a session not (or no longer) live.
-    pub fn begin(self: &Arc<Self>, session_id: &str) -> Option<Activity> {
+    /// A request naming `session_id` (its standalone stream if `stream`):
+    /// the session is active until the [`Activity`] drops. `None` for a
+    /// session not (or no longer) live.
+    pub fn begin(self: &Arc<Self>, session_id: &str, stream: bool) -> Option<Activity> {
         let mut named = self.named();
         let session = named.by_id.get_mut(session_id)?;
         session.open += 1;
-        Some(Activity { sessions: Arc::clone(self), id: session_id.to_owned() })
+        session.streams += usize::from(stream);
+        Some(Activity { sessions: Arc::clone(self), id: session_id.to_owned(), stream })
     }
 
     /// The session `session_id` was deleted: its calls stop now. (rmcp
@@ -243,6 +251,15 @@ impl Sessions {
     }
 }
 
+/// Whether the session of this server has its standalone stream open: if
+/// not, a question for its roots goes on the stream of the call that needs
+/// them (docs/MCP.md, "Over HTTP").
+impl Listening for Guard {
+    fn listening(&self) -> bool {
+        self.sessions.named().by_id.values().any(|s| s.made == self.id && s.streams > 0)
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         self.sessions.named().by_id.retain(|_, session| session.made != self.id);
@@ -267,6 +284,7 @@ impl Drop for Activity {
         let mut named = self.sessions.named();
         if let Some(session) = named.by_id.get_mut(&self.id) {
             session.open = session.open.saturating_sub(1);
+            session.streams = session.streams.saturating_sub(usize::from(self.stream));
             session.last = Instant::now();
         }
     }
