@@ -281,3 +281,50 @@ fn mcp_instructions_say_bash_is_refused_where_landlock_is_missing_without_outer(
         "{stderr}"
     );
 }
+
+/// Regression: the confinement lines came first on stderr, before the line
+/// that says where `mcp --listen` listens, which scripts and clients read
+/// as the first line (tests/conformance/run.sh, the Python SDK's tests): on
+/// a machine missing a layer, none of them found the port.
+#[test]
+fn mcp_listen_says_where_it_listens_first_then_the_missing_layers() {
+    use std::io::{BufRead, BufReader};
+    let env = Env::new();
+    if !every_layer_here(&env) {
+        return;
+    }
+    let without = Without { user_namespaces: true, ..Without::default() };
+    let mut child = without
+        .command(&env.link("ikigai-tools"))
+        .args(["mcp", "--listen", "0", "--root"])
+        .arg(env.work())
+        .current_dir(env.work())
+        .env_remove("IKIGAI_TOOLS_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcp --listen");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut first = Vec::new();
+    for _ in 0..4 {
+        first.push(lines.next().and_then(Result::ok).unwrap_or_default());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first[0].starts_with("ikigai-tools mcp: listening on http://127.0.0.1:"), "{first:?}");
+    assert_eq!(
+        first[1..3],
+        [
+            "ikigai-tools mcp: confinement: no user namespaces (EPERM: a seccomp filter of the \
+             container refused unshare)",
+            "ikigai-tools mcp: confinement: no mount namespaces (made inside a user namespace, \
+             which is missing)",
+        ],
+        "{first:?}"
+    );
+    assert!(
+        first[3].starts_with("ikigai-tools mcp: confinement: bash runs under Landlock"),
+        "{first:?}"
+    );
+}

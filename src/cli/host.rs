@@ -166,10 +166,15 @@ fn run_mcp(m: &ArgMatches) -> ExitCode {
         }
         false => None,
     };
-    // What confinement holds here, one line per missing layer, before the
-    // spawner's fork (docs/CONFINEMENT.md, "What doctor reports").
-    for line in crate::confine::report::shared().missing_lines() {
-        print_command_error(MCP, line);
+    // What confinement holds here, probed before the spawner's fork
+    // (docs/CONFINEMENT.md, "What doctor reports"): said now on stdio, and
+    // over HTTP after the line that says where the server listens, which
+    // scripts read first.
+    let missing = crate::confine::report::shared().missing_lines();
+    if !m.contains_id("listen") {
+        for line in &missing {
+            print_command_error(MCP, line);
+        }
     }
     let settings = crate::mcp::CallSettings {
         spawner: crate::mcp::start_spawner(super::run_forked),

@@ -159,12 +159,17 @@ async fn serve(
         }
     };
     let bound = listener.local_addr().unwrap_or(addr);
-    // The first line on stderr, which scripts and tests read the port from.
+    // The first line on stderr, which scripts and tests read the port from;
+    // then what confinement lacks here, probed before the spawner's fork
+    // (docs/CONFINEMENT.md, "What doctor reports").
     tell(format_args!(
         "listening on http://{}:{}{ENDPOINT}",
         listen::url_host(&bound),
         bound.port()
     ));
+    for line in crate::confine::report::shared().missing_lines() {
+        tell(line);
+    }
 
     let stop = CancellationToken::new();
     let sessions = Arc::new(Sessions::new(limits.sessions));
