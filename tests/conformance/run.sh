@@ -32,19 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir "$work/root"
-"$binary" mcp --listen 0 --root "$work/root" 2>"$work/server.log" &
-server=$!
-url=""
-for _ in $(seq 100); do
-    url="$(head -n 1 "$work/server.log" | sed -n 's/^.*listening on \(http:[^ ]*\)$/\1/p')"
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-if [ -z "$url" ]; then
-    echo "conformance: the server did not say where it listens:" >&2
-    cat "$work/server.log" >&2
-    exit 1
-fi
+. "$root/tests/listening_server.sh"
+start_listening conformance "$binary" "$work/server.log" --root "$work/root"
 status=0
 (cd "$suite" && timeout 600 node_modules/.bin/conformance server --url "$url" \
     --expected-failures "$here/expected-failures.yml" -o "$work/results") >"$work/suite.log" 2>&1 \

@@ -33,15 +33,8 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$work/root" "$work/home"
 (umask 077; head -c 24 /dev/urandom | base64 >"$work/token")
-"$binary" mcp --listen 0 --token-file "$work/token" --root "$work/root" 2>"$work/server.log" &
-server=$!
-url=""
-for _ in $(seq 50); do
-    url="$(sed -n 's/^ikigai-tools mcp: listening on //p' "$work/server.log")"
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "tests/mcp_cli: the server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+. "$root/tests/listening_server.sh"
+start_listening tests/mcp_cli "$binary" "$work/server.log" --token-file "$work/token" --root "$work/root"
 printf '{"mcpServers": {"ikigai": {"url": "%s", "headers": {"Authorization": "Bearer %s"}}}}\n' \
     "$url" "$(cat "$work/token")" >"$work/server_config.json"
 
