@@ -16,7 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 venv="${MCP_VENV:-$root/target/mcp-venv}"
-pins=("mcp==2.3.0" "pytest==9.2.0")
+mapfile -t pins <"$root/tests/mcp/pins.txt"
 image="localhost/ikigai-tools:test"
 
 skip() {

@@ -13,7 +13,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 venv="${MCP_VENV:-$root/target/mcp-venv}"
-pins=("mcp==2.3.0" "pytest==9.2.0")
+# The MCP Python SDK and pytest, pinned (tests/container/run.sh shares them).
+mapfile -t pins <"$here/pins.txt"
 
 binary="${1:-$root/target/debug/ikigai-tools}"
 shift || true
