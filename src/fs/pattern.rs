@@ -67,17 +67,33 @@ pub enum Component {
     /// A name with wildcards.
     Wild {
         text: String,
-        /// globset's translation of the name, compiled here with a size
-        /// limit: globset's own `compile_matcher` panics on a regex that
-        /// does not compile (`expect`), which a long pattern reaches.
-        matcher: Regex,
-        /// The same test without the matcher, for a name with one `*` and
-        /// no other wildcard (`*`, `*.c`, `test_*`): most patterns a model
-        /// writes, tried against every entry of a tree.
-        star: Option<Star>,
+        test: Wildcard,
         /// Whether it may match a name that starts with `.`.
         dotfiles: bool,
     },
+}
+
+/// How a wildcard name is tested against an entry's name.
+#[derive(Debug)]
+pub enum Wildcard {
+    /// A name with one `*` and no other wildcard (`*`, `*.c`, `test_*`):
+    /// most patterns a model writes. Tested without a regex, and none is
+    /// compiled: building one (its DFA) cost a listing's call more than
+    /// the rest of its work together (docs/PERFORMANCE.md).
+    Star(Star),
+    /// Any other: globset's translation of the name, compiled here with a
+    /// size limit: globset's own `compile_matcher` panics on a regex that
+    /// does not compile (`expect`), which a long pattern reaches.
+    Regex(Regex),
+}
+
+impl Wildcard {
+    pub fn matches(&self, name: &[u8]) -> bool {
+        match self {
+            Wildcard::Star(star) => star.matches(name),
+            Wildcard::Regex(matcher) => matcher.is_match(name),
+        }
+    }
 }
 
 /// A name with one `*`: what comes before it and what comes after.
@@ -116,15 +132,9 @@ impl Component {
         match self {
             Component::Literal(literal) => literal == name,
             Component::AnyDirs => !name.starts_with(b"."),
-            Component::Wild { matcher, star, dotfiles, .. } => {
+            Component::Wild { test, dotfiles, .. } => {
                 let hidden = name.starts_with(b".");
-                (*dotfiles || !hidden)
-                    && name != b"."
-                    && name != b".."
-                    && match star {
-                        Some(star) => star.matches(name),
-                        None => matcher.is_match(name),
-                    }
+                (*dotfiles || !hidden) && name != b"." && name != b".." && test.matches(name)
             }
         }
     }
@@ -181,18 +191,18 @@ impl Component {
     }
 
     fn wild(text: &str, compiled: &mut HashMap<String, Regex>) -> Result<Component, ToolError> {
-        let matcher = match compiled.get(text) {
-            Some(matcher) => matcher.clone(),
-            None => {
+        let test = match (Star::of(text), compiled.get(text)) {
+            (Some(star), _) => Wildcard::Star(star),
+            (None, Some(matcher)) => Wildcard::Regex(matcher.clone()),
+            (None, None) => {
                 let matcher = compile(text)?;
                 compiled.insert(text.to_owned(), matcher.clone());
-                matcher
+                Wildcard::Regex(matcher)
             }
         };
         Ok(Component::Wild {
             text: text.to_owned(),
-            matcher,
-            star: Star::of(text),
+            test,
             dotfiles: text.starts_with('.') || text.starts_with("\\."),
         })
     }
@@ -643,22 +653,21 @@ mod tests {
     }
 
     #[test]
-    fn one_star_is_matched_without_the_matcher_and_alike() {
+    fn one_star_is_matched_without_compiling_a_regex_and_alike() {
         let names: [&[u8]; 12] = [
             b"a.c", b".c", b"c", b"ab.c", b"a.cc", b"test_x", b"test_", b"xtest_", b"", b"a",
             b"\xff.c", b"a*c",
         ];
         for pattern in ["*", "*.c", "test_*", "a*c", "a*", "*c", "*.c*", "a?c", "[a]*", "a\\*c*"] {
-            let Ok(Component::Wild { matcher, star, .. }) = parse(pattern) else {
+            let Ok(Component::Wild { test, .. }) = parse(pattern) else {
                 panic!("{pattern} is a wildcard");
             };
-            assert_eq!(star.is_some(), Star::of(pattern).is_some());
-            assert_eq!(star.is_some(), !pattern.contains(['?', '[', '\\']) && pattern != "*.c*");
-            if let Some(star) = star {
-                for name in names {
-                    let expected = matcher.is_match(name);
-                    assert_eq!(star.matches(name), expected, "{pattern} on {name:?}");
-                }
+            let is_star = matches!(test, Wildcard::Star(_));
+            assert_eq!(is_star, !pattern.contains(['?', '[', '\\']) && pattern != "*.c*");
+            let matcher = compile(pattern).unwrap();
+            for name in names {
+                let expected = matcher.is_match(name);
+                assert_eq!(test.matches(name), expected, "{pattern} on {name:?}");
             }
         }
     }

@@ -118,9 +118,6 @@ fn matches(component: &Component, name: &[u8]) -> bool {
     match component {
         Component::Literal(literal) => literal == name,
         Component::AnyDirs => true,
-        Component::Wild { matcher, star, .. } => match star {
-            Some(star) => star.matches(name),
-            None => matcher.is_match(name),
-        },
+        Component::Wild { test, .. } => test.matches(name),
     }
 }
