@@ -12,6 +12,12 @@
 //! pages are shared, never written: the memory is paid once, by the
 //! spawner (the binary's read-only segments, about 11 MiB), and shows in
 //! each call's resident size.
+//!
+//! Only the whole huge pages of each mapping are copied. Its ends, which
+//! begin or end inside a huge page, would be small pages: about 1,000 of
+//! them in all, each a page-table entry that every fork copies and every
+//! call's exit clears again. Left the file's, they cost a call only the
+//! faults of the few it runs (docs/PERFORMANCE.md).
 
 use std::io;
 use std::ops::Range;
@@ -32,10 +38,19 @@ pub fn copy_code_to_anonymous_memory() -> io::Result<()> {
     };
     for mapping in maps.lines().filter_map(Mapping::parse) {
         if mapping.file == file.file && mapping.readable && !mapping.writable {
-            copy(&mapping)?;
+            if let Some(whole) = whole_huge_pages(&mapping.range) {
+                copy(&Mapping { range: whole, ..mapping })?;
+            }
         }
     }
     Ok(())
+}
+
+/// The part of `range` made of whole huge pages, if any.
+fn whole_huge_pages(range: &Range<usize>) -> Option<Range<usize>> {
+    let start = range.start.checked_next_multiple_of(HUGE_PAGE)?;
+    let end = range.end - range.end % HUGE_PAGE;
+    (start < end).then_some(start..end)
 }
 
 /// One line of /proc/self/maps: `START-END PERMS OFFSET DEV INODE PATH`.
@@ -162,5 +177,14 @@ mod tests {
             })
         );
         assert_eq!(Mapping::parse("55556f613000-55556f64e000 rw-p 00000000 00:00 0  [heap]"), None);
+    }
+
+    #[test]
+    fn only_the_whole_huge_pages_of_a_mapping_are_copied() {
+        let mib = 1 << 20;
+        assert_eq!(whole_huge_pages(&(0x1000..7 * mib + 0x2000)), Some(2 * mib..6 * mib));
+        assert_eq!(whole_huge_pages(&(2 * mib..4 * mib)), Some(2 * mib..4 * mib));
+        assert_eq!(whole_huge_pages(&(0x1000..3 * mib)), None);
+        assert_eq!(whole_huge_pages(&(usize::MAX - 0xfff..usize::MAX)), None);
     }
 }
