@@ -13,7 +13,8 @@ use nix::unistd::Pid;
 use serde_json::json;
 use std::collections::BTreeSet;
 
-use crate::common::mcp::{pids_of, sleeper, Session, PATIENCE};
+use crate::common::mcp::{pids_of, sleeper, unconfined, Session, PATIENCE};
+use crate::common::memory_cage::MemoryCage;
 
 /// A bash command that prints the tool process's pid and its parent's:
 /// the shell's parent is the tool process.
@@ -66,6 +67,35 @@ fn mcp_calls_a_call_process_killed_or_aborted_answers_tool_crashed_and_the_serve
     assert_eq!(after, spawner);
     let answer = session.call(6, "bash", json!({"command": "echo still"}));
     assert_eq!(answer["result"]["structuredContent"], json!({"output": "still", "exit_code": 0}));
+}
+
+/// A call whose process runs out of memory takes only itself: in a memory
+/// cgroup, the kernel's OOM killer kills the call's process (the largest,
+/// keeping a flood of output, with no output limit), the call answers
+/// TOOL_CRASHED, and the server and its spawner serve on.
+#[test]
+fn mcp_calls_a_call_process_killed_by_the_oom_killer_takes_only_its_call() {
+    let cage = match MemoryCage::new(64 << 20) {
+        Ok(cage) => cage,
+        Err(why) => return skipped(&why),
+    };
+    let env = Env::new();
+    let no_limit = [unconfined()[0], "--max-output".as_ref(), "0".as_ref()];
+    let mut session = Session::initialized_with(&env, &no_limit, json!({}));
+    let (_, spawner) = parents(&mut session, 2);
+    cage.admit(session.pid());
+    cage.admit(spawner);
+    let answer = session.call(3, "bash", json!({"command": "yes | head -c 1G"}));
+    let text = "TOOL_CRASHED: the bash process was killed by signal 9 (SIGKILL) without an answer";
+    assert_eq!(answer["result"]["content"][0]["text"], text, "{answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(cage.oom_kills(), 1, "the OOM killer killed the call's process, and only it");
+    // The same server and spawner answer the next call.
+    let (_, after) = parents(&mut session, 4);
+    assert_eq!(after, spawner);
+    let answer = session.call(5, "bash", json!({"command": "echo still"}));
+    assert_eq!(answer["result"]["structuredContent"], json!({"output": "still", "exit_code": 0}));
+    assert_eq!(session.end().code(), Some(0));
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub mod fuzz;
 pub mod http_server;
 pub mod layers;
 pub mod mcp;
+pub mod memory_cage;
 pub mod procs;
 pub mod sigkill;
 
