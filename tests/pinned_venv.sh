@@ -8,11 +8,13 @@
 # (`name==version`) unless `pip freeze` lists every one. WHO names the
 # caller in messages. A DIR another user made is refused, saying which
 # variable puts it elsewhere (the callers name it in their own message).
+# A venv copied or moved from elsewhere (a target/ copied with a checkout)
+# is made anew: its scripts still name the old directory's python.
 
 pinned_venv() {
     local who="$1" venv="$2"
     shift 2
-    if ! "$venv/bin/python" -c '' 2>/dev/null; then
+    if ! "$venv/bin/python" -c '' 2>/dev/null || ! venv_is_here "$venv"; then
         if [ -e "$venv" ] && [ ! -w "$venv" ]; then
             echo "$who: $venv is not usable by $(id -un); set ${VENV_VAR:-the venv variable} to a directory of yours" >&2
             return 1
@@ -28,4 +30,12 @@ pinned_venv() {
     if [ "$missing" -eq 1 ]; then
         "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
     fi
+}
+
+# Whether the venv's scripts run this directory's python: pip's first line
+# names it as `python3 -m venv` was given it.
+venv_is_here() {
+    local first
+    first="$(head -n 1 "$1/bin/pip" 2>/dev/null)" || return 1
+    [[ "$first" == "#!$(cd "$1" && pwd)/bin/python"* || "$first" == "#!$(cd "$1" && pwd -P)/bin/python"* ]]
 }
