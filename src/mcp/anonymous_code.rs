@@ -10,8 +10,8 @@
 //! machine. Copied into anonymous memory (in 2 MiB pages where the kernel
 //! gives them), the code comes mapped with the fork, in a few entries. The
 //! pages are shared, never written: the memory is paid once, by the
-//! spawner (the binary's read-only segments, about 11 MiB), and shows in
-//! each call's resident size.
+//! spawner (8 MiB of the binary's 11 MiB of read-only segments, the part
+//! copied, below), and shows in each call's resident size.
 //!
 //! Only the whole huge pages of each mapping are copied. Its ends, which
 //! begin or end inside a huge page, would be small pages: about 1,000 of
