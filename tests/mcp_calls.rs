@@ -12,6 +12,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::json;
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use crate::common::mcp::{pids_of, sleeper, unconfined, Session, PATIENCE};
 use crate::common::memory_cage::MemoryCage;
@@ -181,24 +182,40 @@ fn mcp_calls_a_call_process_holds_only_its_stdio_and_its_roots() {
         .iter()
         .map(|&t| descriptors_of(t).into_iter().filter(|(n, _)| *n <= 1).map(|(_, t)| t).collect())
         .collect();
+    // What the tool opens itself (as when run from the command line): its
+    // root again, the pipes to its command, bash's signalfd. Nothing else
+    // once its command runs; but it lets go of the sandbox it prepared (the
+    // ruleset, the temporary directory, the namespace's socket) only when
+    // the spawn returns, which on a loaded machine may come after the shell
+    // wrote its pids: the descriptors are read once they have settled.
+    let own = |n: u32, target: &str| {
+        target.starts_with("pipe:[")
+            || target == real_root
+            || (n > 3 && target == "anon_inode:[signalfd]")
+            || n == 2
+    };
+    let settled = |tool: i32| {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let fds = descriptors_of(tool);
+            if fds.iter().all(|(n, t)| own(*n, t)) || Instant::now() > deadline {
+                return fds;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
     for (i, &tool) in tools.iter().enumerate() {
-        let fds = descriptors_of(tool);
+        let fds = settled(tool);
         let first: Vec<&(u32, String)> = fds.iter().filter(|(n, _)| *n <= 3).collect();
         assert_eq!(first.len(), 4, "{fds:?}");
         assert!(first[0].1.starts_with("pipe:["), "stdin: {fds:?}");
         assert!(first[1].1.starts_with("pipe:["), "stdout: {fds:?}");
         assert_eq!(first[2].1, server_stderr.display().to_string(), "stderr: {fds:?}");
         assert_eq!(first[3].1, real_root, "the root as descriptor 3: {fds:?}");
-        // What the tool opens itself (as when run from the command line):
-        // its root again, the pipes to its command, bash's signalfd.
         // Nothing of the server's, the spawner's or the other call's.
         let other = &stdio[1 - i];
         for (n, target) in &fds {
-            let own = target.starts_with("pipe:[")
-                || *target == real_root
-                || (*n > 3 && target == "anon_inode:[signalfd]")
-                || (*n == 2);
-            assert!(own, "descriptor {n} -> {target}: {fds:?}");
+            assert!(own(*n, target), "descriptor {n} -> {target}: {fds:?}");
             // The server holds the other end of the call's stdio pipes.
             let shared = foreign.contains(target) && !stdio[i].contains(target);
             assert!(
