@@ -9,6 +9,7 @@
 
 #[macro_use]
 mod common;
+mod test_threads;
 
 mod answers_by_hand;
 mod answers_cuts;
