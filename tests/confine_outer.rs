@@ -15,7 +15,7 @@ use common::*;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{json, Value};
 
@@ -29,15 +29,7 @@ impl Fixture {
     fn new() -> Fixture {
         let env = Env::new();
         let (outside, tmp) = (env.beside("outside"), env.beside("tmp"));
-        for dir in [&outside, &tmp] {
-            std::fs::create_dir_all(dir).expect("mkdir");
-        }
-        if is_root() {
-            for dir in [env.work(), outside.clone(), tmp.clone()] {
-                let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(&dir).status();
-                assert!(chown.expect("chown").success());
-            }
-        }
+        give_to_tool_user(&[&env.work(), &outside, &tmp]);
         Fixture { env, outside, tmp }
     }
 

@@ -40,23 +40,8 @@ impl Sandboxed {
     fn new() -> Sandboxed {
         let env = Env::new();
         let (outside, tmp) = (env.beside("outside"), env.beside("tmp"));
-        let s = Sandboxed { env, outside, tmp };
-        s.give_to_tool_user();
-        s
-    }
-
-    /// Hands `work/`, `outside/` and `tmp/` to the tool's user.
-    fn give_to_tool_user(&self) {
-        if is_root() {
-            for dir in [self.env.work(), self.outside.clone(), self.tmp.clone()] {
-                let status = Command::new("chown")
-                    .args(["-R", "65534:65534"])
-                    .arg(&dir)
-                    .status()
-                    .expect("chown");
-                assert!(status.success());
-            }
-        }
+        give_to_tool_user(&[&env.work(), &outside, &tmp]);
+        Sandboxed { env, outside, tmp }
     }
 
     /// A call of `tool` as nobody with `TMPDIR=tmp/`, confined to `roots`

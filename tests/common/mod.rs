@@ -400,6 +400,19 @@ pub fn skipped(why: &str) {
     let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
 }
 
+/// As root, gives `dirs` and all they hold to the tools' user (uid and gid
+/// 65534, as [`Call::as_nobody`] runs them), so that a tool run as nobody
+/// may write there; as anyone else, the tools run as the owner already.
+pub fn give_to_tool_user(dirs: &[&Path]) {
+    if !is_root() {
+        return;
+    }
+    for dir in dirs {
+        let status = Command::new("chown").args(["-R", "65534:65534"]).arg(dir).status();
+        assert!(status.expect("chown").success(), "chown -R 65534:65534 {}", dir.display());
+    }
+}
+
 pub fn is_root() -> bool {
     nix::unistd::Uid::effective().is_root()
 }
